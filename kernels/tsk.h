@@ -1,0 +1,172 @@
+/* tsk.h - the kernel-level ops: one descriptor type, a plain-C reference
+ * implementation (the oracle) and CUDA implementations with numbered
+ * versions, all behind this C header.
+ *
+ * The op-chain parser (pipeline/) lowers user ops (gauss, sharpen, rot90,
+ * resize, ...) into these few kernel ops. Every kernel op maps a region of
+ * its input image to a region of its output image:
+ *
+ *   dst region (dst->x0, dst->y0, dst->w, dst->h) of the output image is
+ *   computed from src, which holds the region need(dst region) of the input
+ *   image (src->x0 .. src->x0 + src->w etc.). Coordinates are global (whole
+ *   image), so a tile gives exactly the pixels the whole image would.
+ *
+ * Numeric rule (the CPU reference defines it, the GPU follows it): maths in
+ * float32; integer results are rounded by ts_round_sat() (round half up,
+ * saturate to 0..max); F32 results are stored as computed.
+ */
+#ifndef TSK_H
+#define TSK_H
+
+#include "tilestream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ts_border {
+    TS_BORDER_REPLICATE = 0,  /* aaa|abcd|ddd */
+    TS_BORDER_REFLECT101,     /* cb|abcd|cb   (OpenCV's default) */
+    TS_BORDER_REFLECT,        /* ba|abcd|dc */
+    TS_BORDER_WRAP,           /* cd|abcd|ab */
+    TS_BORDER_CONSTANT        /* vv|abcd|vv  (border_value, in channel units) */
+} ts_border;
+
+/* A rectangle of pixels of one image stage held in memory (host or device). */
+typedef struct ts_view {
+    unsigned char *data;  /* pixel (x0, y0) */
+    size_t pitch;         /* bytes between rows */
+    int x0, y0, w, h;     /* the region of the whole image held here */
+    int full_w, full_h;   /* size of the whole image at this stage */
+    int c;                /* channels stored per pixel: 1, 2, 3 or 4 */
+    ts_type type;
+} ts_view;
+
+typedef enum tsk_kind {
+    TSK_MATRIX = 0,   /* per-pixel 3x4 colour matrix (grey: 1x2) */
+    TSK_PREMUL,       /* colour *= alpha / max            (c = 2 or 4) */
+    TSK_UNPREMUL,     /* colour *= max / alpha, 0 if alpha == 0 */
+    TSK_ORIENT,       /* one of the 8 EXIF orientations (transpose family) */
+    TSK_CONV_SEP,     /* separable convolution, row taps x column taps */
+    TSK_CONV_2D,      /* 2-D convolution up to 15x15, linear / abs / magnitude */
+    TSK_SAMPLE,       /* inverse-affine resampling, nearest or bilinear */
+    TSK_KIND_COUNT
+} tsk_kind;
+
+#define TSK_MAX_SEP_TAPS 63      /* separable: up to radius 31 */
+#define TSK_MAX_2D 15            /* 2-D: up to 15 x 15 */
+
+typedef enum tsk_conv_mode {
+    TSK_CONV_LINEAR = 0,  /* bias + sum(k * p)                  (conv, emboss) */
+    TSK_CONV_ABS,         /* |sum(k * p)|                         (sobel=dir=x) */
+    TSK_CONV_MAG          /* sqrt(sum(k*p)^2 + sum(k2*p)^2)        (sobel) */
+} tsk_conv_mode;
+
+typedef enum tsk_interp { TSK_NEAREST = 0, TSK_BILINEAR } tsk_interp;
+
+typedef struct tsk_op {
+    tsk_kind kind;
+    /* For c = 2 or 4: 1 = the last channel (alpha) is copied from the
+     * centre pixel and not filtered. Set by the planner for derivative
+     * filters (sharpen, sobel, emboss, conv with a negative tap); smoothing
+     * filters filter alpha too and run between PREMUL and UNPREMUL. */
+    int alpha_passthrough;
+    union {
+        /* out[i] = m[4i]*R + m[4i+1]*G + m[4i+2]*B + m[4i+3]*max, i = 0..2,
+         * alpha unchanged. Grey images (c = 1, 2): out = m[0]*v + m[3]*max. */
+        struct { float m[12]; } matrix;
+
+        /* EXIF orientation code; output (x, y) reads input (sx, sy), with
+         * W, H the input size:
+         *   1 identity (sx=x, sy=y)         2 flip h   (W-1-x, y)
+         *   3 rot180   (W-1-x, H-1-y)       4 flip v   (x, H-1-y)
+         *   5 transpose (y, x)              6 rot90 cw (y, H-1-x)
+         *   7 transverse (W-1-y, H-1-x)     8 rot270 cw (W-1-y, x)
+         * Codes 5..8 swap width and height. */
+        struct { int code; } orient;
+
+        /* t(x,y) = sum_j ky[j] * sum_i kx[i] * p(x + i - rx, y + j - ry),
+         * rx = (nx-1)/2, ry = (ny-1)/2 (nx, ny odd), rows first, in float;
+         * out = center_w * p(x,y) + conv_w * t(x,y).
+         * gauss/box: center_w 0, conv_w 1; sharpen: 1+amount, -amount. */
+        struct {
+            int nx, ny;
+            float kx[TSK_MAX_SEP_TAPS], ky[TSK_MAX_SEP_TAPS];
+            float center_w, conv_w;
+            ts_border border;
+            float border_value;
+        } sep;
+
+        /* s = sum_{j,i} k[j*kw + i] * p(x + i - kw/2, y + j - kh/2),
+         * s2 likewise with k2 (MAG only); kw, kh odd, <= 15.
+         * LINEAR: bias*max + s; ABS: |s|; MAG: sqrt(s*s + s2*s2). */
+        struct {
+            int kw, kh;
+            float k[TSK_MAX_2D * TSK_MAX_2D];
+            float k2[TSK_MAX_2D * TSK_MAX_2D];
+            tsk_conv_mode mode;
+            float bias;
+            ts_border border;
+            float border_value;
+        } conv2d;
+
+        /* Output pixel (x, y) samples the input at the continuous point
+         *   sx = inv[0]*(x+0.5) + inv[1]*(y+0.5) + inv[2]
+         *   sy = inv[3]*(x+0.5) + inv[4]*(y+0.5) + inv[5]
+         * (pixel i covers [i, i+1)). NEAREST: pixel (floor(sx), floor(sy)).
+         * BILINEAR: px = sx-0.5, x0 = floor(px), fx = px-x0 (same for y);
+         * (1-fx)(1-fy)p00 + fx(1-fy)p10 + (1-fx)fy p01 + fx fy p11.
+         * Taps outside the image go through the border mode. */
+        struct {
+            float inv[6];
+            int out_w, out_h;
+            tsk_interp interp;
+            ts_border border;
+            float border_value;
+        } sample;
+    } u;
+} tsk_op;
+
+/* ------------------------------------------------------------ geometry
+ * (pipeline/plan.c) Output size of one op, and the input region that an
+ * output region needs (clipped to the input image; whole rows or columns
+ * when a wrap border needs them). */
+typedef struct ts_rect { int x0, y0, w, h; } ts_rect;
+void tsk_out_size(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
+ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
+
+/* -------------------------------------------------------- CPU reference
+ * (kernels/ref_*.c) Plain C written for clarity, not speed: the oracle.
+ * src and dst must agree in c and type; src must hold tsk_need(dst). */
+ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+
+/* ------------------------------------------------------------ CUDA side
+ * (kernels/*.cu) Views hold device pointers. Available only when built with
+ * CUDA (TS_HAVE_CUDA); otherwise these return TS_E_DEVICE. */
+
+enum { TSK_SLOTS = 16 };  /* constant-memory coefficient banks, one per stream */
+
+typedef struct tsk_launch {
+    void *stream;   /* cudaStream_t */
+    int version;    /* 0 = the default (fastest) version, else 1..count */
+    ts_path path;   /* TSK_SAMPLE only: global memory or texture object */
+    int slot;       /* 0..TSK_SLOTS-1: coefficient bank owned by this stream */
+} tsk_launch;
+
+int tsk_version_count(tsk_kind kind);
+const char *tsk_version_name(tsk_kind kind, int version);  /* "v3 padded smem tile" */
+int tsk_default_version(tsk_kind kind);
+
+/* Enqueue op on l->stream. Returns TS_OK or a launch error (in err). */
+ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,
+                        const tsk_launch *l, ts_err *err);
+
+/* Device-side channel expansion: RGB (3 bytes) crosses PCIe packed and the
+ * device works on RGBX; alpha/X is set to max. And back. */
+ts_status tsk_gpu_expand3to4(const ts_view *src3, ts_view *dst4, void *stream, ts_err *err);
+ts_status tsk_gpu_pack4to3(const ts_view *src4, ts_view *dst3, void *stream, ts_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSK_H */

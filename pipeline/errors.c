@@ -1,0 +1,34 @@
+/* errors.c - status codes and the one-line error messages. */
+#include "tilestream.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+ts_status ts_err_set(ts_err *err, ts_status status, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->status = status;
+    }
+    return status;
+}
+
+const char *ts_status_name(ts_status s)
+{
+    switch (s) {
+    case TS_OK: return "ok";
+    case TS_E_IO: return "i/o error";
+    case TS_E_FORMAT: return "unsupported format";
+    case TS_E_CORRUPT: return "corrupt data";
+    case TS_E_LIMIT: return "too large";
+    case TS_E_NOMEM: return "out of memory";
+    case TS_E_ARG: return "bad argument";
+    case TS_E_DEVICE: return "device error";
+    case TS_E_EXISTS: return "exists";
+    case TS_E_INTERRUPTED: return "interrupted";
+    }
+    return "unknown status";
+}

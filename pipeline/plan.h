@@ -1,0 +1,39 @@
+/* plan.h - (internal) an op chain lowered for one image: the kernel ops to
+ * run, the size of every stage, and the regions a tile needs.
+ *
+ *   stage 0 = the input image, stage k+1 = ops[k] applied to stage k,
+ *   stage n = the output image.
+ *
+ * Region demand (as libvips and Halide do it): to produce rectangle r[n] of
+ * the output, op k needs r[k] = tsk_need(ops[k], r[k+1]) of its input. */
+#ifndef TS_PLAN_H
+#define TS_PLAN_H
+
+#include "tilestream.h"
+#include "tsk.h"
+
+typedef struct ts_plan {
+    int n;             /* number of kernel ops */
+    tsk_op *ops;       /* n ops */
+    int *w, *h;        /* n+1 stage sizes */
+    int c;             /* channels (unchanged by every op) */
+    ts_type type;
+} ts_plan;
+
+/* Lower chain for a w x h x c image of the given type. Adjacent matrices and
+ * orientations fold into one; smoothing filters on images with alpha get
+ * PREMUL before and UNPREMUL after. */
+ts_status ts_plan_make(const ts_chain *chain, int w, int h, int c, ts_type type,
+                       ts_plan *plan, ts_err *err);
+void ts_plan_free(ts_plan *plan);
+
+/* Fill r[0..n] with the region of every stage that output region out needs
+ * (r[n] = out). */
+void ts_plan_regions(const ts_plan *plan, ts_rect out, ts_rect *r);
+
+/* Largest input region (r[0]) and largest intermediate region, in pixels,
+ * over every tile of tile_w x tile_h: how big the buffers must be. */
+void ts_plan_max_regions(const ts_plan *plan, int tile_w, int tile_h,
+                         size_t *max_in_px, size_t *max_stage_px);
+
+#endif

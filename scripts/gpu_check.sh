@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# gpu_check.sh - on a machine with an NVIDIA GPU: configure a Release build
+# with CUDA, run every `gpu` test, then `tilestream bench`, and print a short
+# table last. Logs go to $OUT (default ./out).
+#
+#   scripts/gpu_check.sh                 everything
+#   scripts/gpu_check.sh -R conv         only gpu tests whose name matches 'conv'
+#   TS_BENCH=0 scripts/gpu_check.sh      tests only
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+ARCH=${ARCH:-90}
+export PATH=/usr/local/cuda/bin:$PATH
+stb=()
+[ -d .gpu/stb ] && stb=(-DSTB_INCLUDE_DIR="$PWD/.gpu/stb")
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+
+t0=$(date +%s)
+if ! cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTS_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "${stb[@]}" >"$OUT/configure.log" 2>&1; then
+    tail -40 "$OUT/configure.log"; exit 2
+fi
+if ! cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1; then
+    grep -E -B2 -A6 "error" "$OUT/build.log" | head -120; exit 2
+fi
+t1=$(date +%s)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
+
+ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 "$@" >"$OUT/gpu-tests.log" 2>&1
+tests_rc=$?
+t2=$(date +%s)
+
+bench_rc=skipped
+if [ "${TS_BENCH:-1}" != 0 ] && [ "$#" -eq 0 ]; then
+    "$BUILD/tilestream" bench all --json "$OUT/bench.json" >"$OUT/bench.txt" 2>&1
+    bench_rc=$?
+fi
+t3=$(date +%s)
+
+echo "================ gpu tests ================"
+grep -E "tests passed|Test +#|\*\*\*" "$OUT/gpu-tests.log" | tail -60
+if [ -f "$OUT/bench.txt" ]; then
+    echo "================ bench ================"
+    cat "$OUT/bench.txt"
+fi
+echo "================ summary ================"
+printf '%-22s %s\n' "device" "$(sed -n 2p "$OUT/gpu.txt")"
+printf '%-22s %s\n' "build (s)" "$((t1 - t0))"
+printf '%-22s %s (rc %s)\n' "gpu tests (s)" "$((t2 - t1))" "$tests_rc"
+printf '%-22s %s (rc %s)\n' "bench (s)" "$((t3 - t2))" "$bench_rc"
+[ "$tests_rc" = 0 ] || exit 1
