@@ -1,0 +1,141 @@
+/* gpu.cu - the CUDA side of tsk.h: picks the op family for a kernel op,
+ * reports the device, and moves RGB in and out of RGBX. */
+#include "gpu_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const tsk_family *family_of(tsk_kind kind)
+{
+    switch (kind) {
+    case TSK_MATRIX:
+    case TSK_PREMUL:
+    case TSK_UNPREMUL: return &tsk_family_point;
+    case TSK_ORIENT: return &tsk_family_orient;
+    case TSK_CONV_SEP: return &tsk_family_conv_sep;
+    case TSK_CONV_2D: return &tsk_family_conv2d;
+    case TSK_SAMPLE: return &tsk_family_sample;
+    default: return NULL;
+    }
+}
+
+extern "C" int tsk_version_count(tsk_kind kind)
+{
+    const tsk_family *f = family_of(kind);
+    return f ? f->count : 0;
+}
+
+extern "C" const char *tsk_version_name(tsk_kind kind, int version)
+{
+    const tsk_family *f = family_of(kind);
+    if (!f) return "none";
+    if (version <= 0 || version > f->count) version = f->default_version;
+    return f->version_names[version - 1];
+}
+
+extern "C" int tsk_default_version(tsk_kind kind)
+{
+    const tsk_family *f = family_of(kind);
+    return f ? f->default_version : 0;
+}
+
+extern "C" ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,
+                                   const tsk_launch *l, ts_err *err)
+{
+    const tsk_family *f = family_of(op->kind);
+    if (!f) return ts_err_set(err, TS_E_ARG, "unknown kernel op %d", (int)op->kind);
+    if (src->c != dst->c || src->type != dst->type)
+        return ts_err_set(err, TS_E_ARG, "%s: source and destination differ in channels or type", f->name);
+    if (l && (l->slot < 0 || l->slot >= TSK_SLOTS))
+        return ts_err_set(err, TS_E_ARG, "%s: coefficient slot %d out of range", f->name, l->slot);
+    if (dst->w <= 0 || dst->h <= 0) return TS_OK;
+    return f->apply(op, src, dst, l, err);
+}
+
+extern "C" int ts_gpu_probe(char *name, size_t name_len, ts_err *err)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (name && name_len) name[0] = '\0';
+    if (e != cudaSuccess) {
+        ts_err_set(err, TS_E_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
+        cudaGetLastError(); /* clear the sticky-free error so later calls start clean */
+        return 0;
+    }
+    if (n == 0) {
+        ts_err_set(err, TS_E_DEVICE, "no CUDA device found");
+        return 0;
+    }
+    cudaDeviceProp p;
+    e = cudaGetDeviceProperties(&p, 0);
+    if (e != cudaSuccess) {
+        ts_err_set(err, TS_E_DEVICE, "cannot query CUDA device 0: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    if (name && name_len) snprintf(name, name_len, "%s (sm_%d%d, %d SMs)", p.name, p.major, p.minor,
+                                   p.multiProcessorCount);
+    return 1;
+}
+
+/* ---- RGB <-> RGBX: packed RGB crosses PCIe, the kernels work on 4 channels */
+
+template <typename T>
+__global__ void expand3to4_kernel(const unsigned char *src, size_t sp, unsigned char *dst, size_t dp,
+                                  int w, int h, T fill)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= w) return;
+    for (int y = blockIdx.y; y < h; y += gridDim.y) {
+        const T *s = (const T *)(src + (size_t)y * sp) + 3 * x;
+        T *d = (T *)(dst + (size_t)y * dp) + 4 * x;
+        d[0] = s[0]; d[1] = s[1]; d[2] = s[2]; d[3] = fill;
+    }
+}
+
+template <typename T>
+__global__ void pack4to3_kernel(const unsigned char *src, size_t sp, unsigned char *dst, size_t dp,
+                                int w, int h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= w) return;
+    for (int y = blockIdx.y; y < h; y += gridDim.y) {
+        const T *s = (const T *)(src + (size_t)y * sp) + 4 * x;
+        T *d = (T *)(dst + (size_t)y * dp) + 3 * x;
+        d[0] = s[0]; d[1] = s[1]; d[2] = s[2];
+    }
+}
+
+static ts_status check_pair(const ts_view *a, const ts_view *b, int ca, int cb, const char *what, ts_err *err)
+{
+    if (a->c != ca || b->c != cb || a->type != b->type || a->w != b->w || a->h != b->h)
+        return ts_err_set(err, TS_E_ARG, "%s: views do not match", what);
+    return TS_OK;
+}
+
+extern "C" ts_status tsk_gpu_expand3to4(const ts_view *s, ts_view *d, void *stream, ts_err *err)
+{
+    ts_status st = check_pair(s, d, 3, 4, "expand RGB to RGBX", err);
+    if (st != TS_OK || s->w == 0 || s->h == 0) return st;
+    dim3 block(256), grid((s->w + 255) / 256, s->h < 65535 ? s->h : 65535);
+    cudaStream_t cs = (cudaStream_t)stream;
+    switch (s->type) {
+    case TS_U8: expand3to4_kernel<uint8_t><<<grid, block, 0, cs>>>(s->data, s->pitch, d->data, d->pitch, s->w, s->h, 255); break;
+    case TS_U16: expand3to4_kernel<uint16_t><<<grid, block, 0, cs>>>(s->data, s->pitch, d->data, d->pitch, s->w, s->h, 65535); break;
+    case TS_F32: expand3to4_kernel<float><<<grid, block, 0, cs>>>(s->data, s->pitch, d->data, d->pitch, s->w, s->h, 1.0f); break;
+    }
+    return TSK_LAUNCH_CHECK("expand RGB to RGBX", err);
+}
+
+extern "C" ts_status tsk_gpu_pack4to3(const ts_view *s, ts_view *d, void *stream, ts_err *err)
+{
+    ts_status st = check_pair(s, d, 4, 3, "pack RGBX to RGB", err);
+    if (st != TS_OK || s->w == 0 || s->h == 0) return st;
+    dim3 block(256), grid((s->w + 255) / 256, s->h < 65535 ? s->h : 65535);
+    cudaStream_t cs = (cudaStream_t)stream;
+    switch (s->type) {
+    case TS_U8: pack4to3_kernel<uint8_t><<<grid, block, 0, cs>>>(s->data, s->pitch, d->data, d->pitch, s->w, s->h); break;
+    case TS_U16: pack4to3_kernel<uint16_t><<<grid, block, 0, cs>>>(s->data, s->pitch, d->data, d->pitch, s->w, s->h); break;
+    case TS_F32: pack4to3_kernel<float><<<grid, block, 0, cs>>>(s->data, s->pitch, d->data, d->pitch, s->w, s->h); break;
+    }
+    return TSK_LAUNCH_CHECK("pack RGBX to RGB", err);
+}

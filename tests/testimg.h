@@ -1,0 +1,139 @@
+/* testimg.h - test helpers for views: random fill, poison, compare, and
+ * (with CUDA) device copies. Header-only; include after check.h. */
+#ifndef TS_TESTIMG_H
+#define TS_TESTIMG_H
+
+#include "check.h"
+#include "tsk.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A host view over malloc'd memory covering region (x0, y0, w, h) of a
+ * full_w x full_h image. Pitch has a few bytes of slack so that code that
+ * assumes pitch == width * pixel size is caught. */
+static inline ts_view timg_alloc(int x0, int y0, int w, int h, int full_w, int full_h, int c, ts_type t)
+{
+    ts_view v;
+    memset(&v, 0, sizeof v);
+    v.x0 = x0; v.y0 = y0; v.w = w; v.h = h; v.full_w = full_w; v.full_h = full_h;
+    v.c = c; v.type = t;
+    v.pitch = (size_t)(w > 0 ? w : 1) * (size_t)c * (size_t)t + 8 * (size_t)t;
+    v.data = (unsigned char *)malloc(v.pitch * (size_t)(h > 0 ? h : 1));
+    return v;
+}
+static inline ts_view timg_whole(int w, int h, int c, ts_type t) { return timg_alloc(0, 0, w, h, w, h, c, t); }
+static inline void timg_free(ts_view *v) { free(v->data); v->data = NULL; }
+
+static inline float timg_get(const ts_view *v, int x, int y, int ch)  /* local coords */
+{
+    const unsigned char *row = v->data + (size_t)y * v->pitch;
+    size_t i = (size_t)x * (size_t)v->c + (size_t)ch;
+    switch (v->type) {
+    case TS_U8: return row[i];
+    case TS_U16: return ((const uint16_t *)row)[i];
+    default: return ((const float *)row)[i];
+    }
+}
+static inline void timg_set(ts_view *v, int x, int y, int ch, float val)
+{
+    unsigned char *row = v->data + (size_t)y * v->pitch;
+    size_t i = (size_t)x * (size_t)v->c + (size_t)ch;
+    switch (v->type) {
+    case TS_U8: row[i] = (unsigned char)val; break;
+    case TS_U16: ((uint16_t *)row)[i] = (uint16_t)val; break;
+    default: ((float *)row)[i] = val; break;
+    }
+}
+
+/* Uniform random values over the whole range of the type (F32: 0..1). */
+static inline void timg_random(ts_view *v)
+{
+    for (int y = 0; y < v->h; y++)
+        for (int x = 0; x < v->w; x++)
+            for (int ch = 0; ch < v->c; ch++) {
+                unsigned long long r = check_rand();
+                float val = v->type == TS_U8 ? (float)(r & 255)
+                          : v->type == TS_U16 ? (float)(r & 65535)
+                          : (float)((r >> 11) * (1.0 / 9007199254740992.0));
+                timg_set(v, x, y, ch, val);
+            }
+}
+
+/* Fill every byte (padding too) with a value no correct kernel writes by
+ * accident: unwritten pixels then show up as mismatches. */
+static inline void timg_poison(ts_view *v) { memset(v->data, 0xA5, v->pitch * (size_t)(v->h > 0 ? v->h : 1)); }
+
+/* Compare two views of the same shape. Returns the largest absolute
+ * difference; prints the first few pixels beyond tol (name in messages). */
+static inline double timg_compare(const ts_view *got, const ts_view *want, double tol, const char *name)
+{
+    double worst = 0;
+    int shown = 0;
+    if (got->w != want->w || got->h != want->h || got->c != want->c || got->type != want->type) {
+        fprintf(stderr, "%s: shape differs (%dx%dx%d vs %dx%dx%d)\n", name, got->w, got->h, got->c,
+                want->w, want->h, want->c);
+        return INFINITY;
+    }
+    for (int y = 0; y < got->h; y++)
+        for (int x = 0; x < got->w; x++)
+            for (int ch = 0; ch < got->c; ch++) {
+                double a = timg_get(got, x, y, ch), b = timg_get(want, x, y, ch);
+                double d = fabs(a - b);
+                if (a != a || b != b) d = INFINITY; /* NaN */
+                if (d > worst) worst = d;
+                if (d > tol && shown < 5) {
+                    fprintf(stderr, "%s: (%d,%d) ch %d: got %g want %g\n", name, x + got->x0,
+                            y + got->y0, ch, a, b);
+                    shown++;
+                }
+            }
+    return worst;
+}
+
+#ifdef TS_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+/* 1 when a CUDA device can run the tests; otherwise print why (the test
+ * then exits 77 and CTest marks it skipped). */
+static inline int timg_gpu_ready(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        fprintf(stderr, "no CUDA device: skipping\n");
+        return 0;
+    }
+    return 1;
+}
+
+/* Device copy of a host view (same region and shape, pitched). */
+static inline ts_view timg_to_device(const ts_view *h)
+{
+    ts_view d = *h;
+    size_t row = (size_t)h->w * (size_t)h->c * (size_t)h->type;
+    if (cudaMallocPitch((void **)&d.data, &d.pitch, row ? row : 1, (size_t)(h->h ? h->h : 1)) != cudaSuccess) {
+        d.data = NULL;
+        return d;
+    }
+    if (h->w && h->h) cudaMemcpy2D(d.data, d.pitch, h->data, h->pitch, row, (size_t)h->h, cudaMemcpyHostToDevice);
+    return d;
+}
+/* Device view of the same shape as h, filled with poison. */
+static inline ts_view timg_device_poisoned(const ts_view *h)
+{
+    ts_view d = timg_to_device(h);
+    if (d.data) cudaMemset2D(d.data, d.pitch, 0xA5, (size_t)h->w * (size_t)h->c * (size_t)h->type, (size_t)h->h);
+    return d;
+}
+static inline void timg_from_device(ts_view *h, const ts_view *d)
+{
+    size_t row = (size_t)h->w * (size_t)h->c * (size_t)h->type;
+    if (h->w && h->h) cudaMemcpy2D(h->data, h->pitch, d->data, d->pitch, row, (size_t)h->h, cudaMemcpyDeviceToHost);
+}
+static inline void timg_device_free(ts_view *d) { cudaFree(d->data); d->data = NULL; }
+#endif
+
+#endif
