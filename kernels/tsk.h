@@ -128,7 +128,7 @@ typedef struct tsk_op {
 } tsk_op;
 
 /* ------------------------------------------------------------ geometry
- * (pipeline/plan.c) Output size of one op, and the input region that an
+ * (kernels/geometry.c) Output size of one op, and the input region that an
  * output region needs (clipped to the input image; whole rows or columns
  * when a wrap border needs them). */
 typedef struct ts_rect { int x0, y0, w, h; } ts_rect;

@@ -187,6 +187,74 @@ ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
  * used, 0 otherwise (CPU-only build, no driver or no device; why in err). */
 int ts_gpu_probe(char *name, size_t name_len, ts_err *err);
 
+
+/* ------------------------------------------------------------ stats/trace
+ * Every stage of a run (decode, H2D, each kernel, D2H, encode) is one event
+ * on a lane (a CPU worker or a CUDA stream). Thread-safe. The same events
+ * give the per-stage table, the --report JSON, the Chrome trace and the SVG
+ * timeline. (pipeline/trace.c) */
+typedef struct ts_trace ts_trace;
+
+double ts_now(void);                                  /* monotonic seconds */
+ts_trace *ts_trace_create(void);
+void ts_trace_free(ts_trace *t);
+int ts_trace_lane(ts_trace *t, const char *name);     /* find or add a lane: "decode 0", "stream 1" */
+void ts_trace_add(ts_trace *t, int lane, const char *stage, double t0, double t1,
+                  uint64_t bytes, int image);         /* times from ts_now(); image index or -1 */
+
+typedef struct ts_stage_stat {
+    char stage[48];     /* "decode", "h2d", "gauss v3", "d2h", "encode", ... */
+    int count;
+    double busy_s;      /* sum of event durations */
+    double first_s, last_s;  /* earliest start, latest end (ts_now() clock) */
+    uint64_t bytes;
+} ts_stage_stat;
+/* Aggregate by stage name, in order of first appearance; returns how many. */
+int ts_trace_summary(const ts_trace *t, ts_stage_stat *out, int max);
+/* Wall span of all events: latest end minus earliest start. */
+double ts_trace_span(const ts_trace *t);
+ts_status ts_trace_write_chrome(const ts_trace *t, const char *path, ts_err *err);
+ts_status ts_trace_write_svg(const ts_trace *t, const char *path, ts_err *err);
+
+/* ------------------------------------------------------------ GPU engine
+ * (pipeline/engine_cuda.c) Streams images through the GPU in tiles: pinned
+ * host memory from a pool, a ring of streams, per tile H2D -> kernels ->
+ * D2H. Submit queues work and returns; collect waits for the oldest image. */
+typedef struct ts_engine ts_engine;
+typedef struct ts_engine_opts {
+    int streams;          /* 1..TSK_SLOTS (16); 0 = 3 */
+    int tile_w, tile_h;   /* output tile size; 0 = automatic */
+    ts_path path;         /* sampling ops: global memory or texture */
+    ts_trace *trace;      /* where stage events go (may be NULL) */
+} ts_engine_opts;
+
+ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err);
+void ts_engine_destroy(ts_engine *e);
+/* Pinned host memory from the engine's pool: decode into it, encode from it. */
+ts_allocator ts_engine_allocator(ts_engine *e);
+/* Queue chain over in; out is allocated from the pinned pool. in must stay
+ * valid until collected. image is the index used in trace events. */
+ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out,
+                           void *tag, int image, ts_err *err);
+/* Wait for the oldest submitted image: returns 1 with its tag and status
+ * (err filled on failure), 0 when nothing is pending. */
+int ts_engine_collect(ts_engine *e, void **tag, ts_status *status, ts_err *err);
+/* Convenience: submit + collect one image. */
+ts_status ts_gpu_run(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out, ts_err *err);
+
+/* ------------------------------------------------------------ benchmarks
+ * Output lines go to opts->line; a JSON object with the same figures is
+ * returned in *json (malloc'd) when json is not NULL. */
+typedef struct ts_bench_opts {
+    int w, h;             /* image size; 0 = 8K (7680 x 4320) for kernels */
+    int reps;             /* timed repetitions per line; 0 = default */
+    const char *only;     /* run only lines whose op name contains this; NULL = all */
+    ts_line_fn line;
+    void *ctx;
+} ts_bench_opts;
+ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_kernels_cuda.c */
+ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_overlap_cuda.c */
+
 #ifdef __cplusplus
 }
 #endif
