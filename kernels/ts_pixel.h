@@ -53,4 +53,13 @@ TS_HD int ts_border_map(int i, int n, int mode)
     }
 }
 
+/* A sampling coordinate (TSK_SAMPLE's sx or sy) made safe to floor and
+ * convert to int: clamped to [-2^30, 2^30], NaN to -2^30 (fmaxf returns
+ * the number when one operand is NaN). Far-away points then still go
+ * through the border mode, and x0 + 1 cannot overflow. */
+TS_HD float ts_coord_clamp(float s)
+{
+    return fminf(fmaxf(s, -1073741824.0f), 1073741824.0f);
+}
+
 #endif /* TS_PIXEL_H */

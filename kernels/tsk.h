@@ -14,6 +14,13 @@
  * Numeric rule (the CPU reference defines it, the GPU follows it): maths in
  * float32; integer results are rounded by ts_round_sat() (round half up,
  * saturate to 0..max); F32 results are stored as computed.
+ *
+ * Sums are evaluated left to right in the order the formulas below are
+ * written (the reference does exactly that), e.g. MATRIX is
+ * ((m0*R + m1*G) + m2*B) + m3*max, and max is 255, 65535 or 1.0.
+ * Borders: ts_border_map() maps x and y separately; a tap for which either
+ * gives -1 (constant border) reads border_value in every channel, alpha
+ * included.
  */
 #ifndef TSK_H
 #define TSK_H
@@ -69,11 +76,16 @@ typedef struct tsk_op {
     /* For c = 2 or 4: 1 = the last channel (alpha) is copied from the
      * centre pixel and not filtered. Set by the planner for derivative
      * filters (sharpen, sobel, emboss, conv with a negative tap); smoothing
-     * filters filter alpha too and run between PREMUL and UNPREMUL. */
+     * filters filter alpha too and run between PREMUL and UNPREMUL.
+     * Only CONV_SEP and CONV_2D read it: MATRIX, PREMUL and UNPREMUL keep
+     * alpha by their own rule, ORIENT moves it and SAMPLE samples it like
+     * colour. */
     int alpha_passthrough;
     union {
         /* out[i] = m[4i]*R + m[4i+1]*G + m[4i+2]*B + m[4i+3]*max, i = 0..2,
-         * alpha unchanged. Grey images (c = 1, 2): out = m[0]*v + m[3]*max. */
+         * alpha unchanged. Grey images (c = 1, 2): out = m[0]*v + m[3]*max.
+         * PREMUL: colour = colour*alpha/max, UNPREMUL: colour = alpha == 0 ?
+         * 0 : colour*max/alpha (products first); c = 1 or 3: a copy. */
         struct { float m[12]; } matrix;
 
         /* EXIF orientation code; output (x, y) reads input (sx, sy), with
@@ -82,12 +94,14 @@ typedef struct tsk_op {
          *   3 rot180   (W-1-x, H-1-y)       4 flip v   (x, H-1-y)
          *   5 transpose (y, x)              6 rot90 cw (y, H-1-x)
          *   7 transverse (W-1-y, H-1-x)     8 rot270 cw (W-1-y, x)
-         * Codes 5..8 swap width and height. */
+         * Codes 5..8 swap width and height; other codes are TS_E_ARG. */
         struct { int code; } orient;
 
         /* t(x,y) = sum_j ky[j] * sum_i kx[i] * p(x + i - rx, y + j - ry),
          * rx = (nx-1)/2, ry = (ny-1)/2 (nx, ny odd), rows first, in float;
          * out = center_w * p(x,y) + conv_w * t(x,y).
+         * Order: t = 0; for j { r = 0; for i { r += kx[i]*p }; t += ky[j]*r },
+         * so a row pass into a float buffer, then a column pass, matches.
          * gauss/box: center_w 0, conv_w 1; sharpen: 1+amount, -amount. */
         struct {
             int nx, ny;
@@ -99,7 +113,8 @@ typedef struct tsk_op {
 
         /* s = sum_{j,i} k[j*kw + i] * p(x + i - kw/2, y + j - kh/2),
          * s2 likewise with k2 (MAG only); kw, kh odd, <= 15.
-         * LINEAR: bias*max + s; ABS: |s|; MAG: sqrt(s*s + s2*s2). */
+         * LINEAR: bias*max + s; ABS: |s|; MAG: sqrt(s*s + s2*s2).
+         * Order: s = 0; for j { for i { s += k[j*kw+i]*p } }. */
         struct {
             int kw, kh;
             float k[TSK_MAX_2D * TSK_MAX_2D];
@@ -116,7 +131,11 @@ typedef struct tsk_op {
          * (pixel i covers [i, i+1)). NEAREST: pixel (floor(sx), floor(sy)).
          * BILINEAR: px = sx-0.5, x0 = floor(px), fx = px-x0 (same for y);
          * (1-fx)(1-fy)p00 + fx(1-fy)p10 + (1-fx)fy p01 + fx fy p11.
-         * Taps outside the image go through the border mode. */
+         * Taps outside the image go through the border mode. sx and sy go
+         * through ts_coord_clamp() before the -0.5 and the floor (so NaN and
+         * far-away points are defined). Weights multiply as written,
+         * ((1-fx)*(1-fy))*p00 etc., summed in the order above; all four taps
+         * are read even when a weight is 0. */
         struct {
             float inv[6];
             int out_w, out_h;
@@ -130,14 +149,21 @@ typedef struct tsk_op {
 /* ------------------------------------------------------------ geometry
  * (kernels/geometry.c) Output size of one op, and the input region that an
  * output region needs (clipped to the input image; whole rows or columns
- * when a wrap border needs them). */
+ * when a wrap border needs them). The rect is the bounding box of the
+ * pixels the border mode maps the taps to. SAMPLE adds one pixel of slack
+ * on every side beyond its taps (implementations whose coordinate rounding
+ * differs a little, such as texture hardware, stay inside), and takes the
+ * whole axis when a coordinate could exceed 2^28. The rect may be empty (w = 0
+ * or h = 0) when no pixel is read (a constant border region wholly
+ * outside); tsk_ref_apply accepts such an empty src. */
 typedef struct ts_rect { int x0, y0, w, h; } ts_rect;
 void tsk_out_size(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
 ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
 
 /* -------------------------------------------------------- CPU reference
  * (kernels/ref_*.c) Plain C written for clarity, not speed: the oracle.
- * src and dst must agree in c and type; src must hold tsk_need(dst). */
+ * src and dst must agree in c and type; src must hold tsk_need(dst).
+ * A read outside src, a bad size or a bad parameter is TS_E_ARG. */
 ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
 
 /* ------------------------------------------------------------ CUDA side
