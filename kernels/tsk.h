@@ -167,7 +167,7 @@ ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
 ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
 
 /* ------------------------------------------------------------ CUDA side
- * (kernels/*.cu) Views hold device pointers. Available only when built with
+ * (kernels/ *.cu files) Views hold device pointers. Available only when built with
  * CUDA (TS_HAVE_CUDA); otherwise these return TS_E_DEVICE. */
 
 enum { TSK_SLOTS = 16 };  /* constant-memory coefficient banks, one per stream */

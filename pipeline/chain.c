@@ -1,0 +1,521 @@
+/* chain.c - the op registry and the op-chain parser.
+ *
+ * Grammar (ffmpeg-filter style):
+ *   chain  := op (',' op)*
+ *   op     := name | name '=' params
+ *   params := param (':' param)*
+ *   param  := key '=' value | value      (bare values fill the op's leading
+ *                                         positional parameters in order)
+ * Lists (conv taps) are numbers separated by spaces or ';'.
+ * Example: matrix=sepia,gauss=sigma=1.5,sharpen=amount=0.6,transpose,resize=w=1920:h=-1 */
+#include "chain.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BORDER_PARAM(defmode) \
+    { "border", TS_P_ENUM, defmode, "replicate|reflect101|reflect|wrap|constant", 0, 0, \
+      "what taps outside the image read" }
+#define INTERP_PARAM { "interp", TS_P_ENUM, "bilinear", "bilinear|nearest", 0, 0, "sampling" }
+
+static const ts_op_def op_defs[] = {
+    { "matrix", "3x4 colour matrix from __constant__ memory: preset, then saturation, contrast, brightness",
+      1, {
+        { "preset", TS_P_ENUM, "identity", "identity|grey|sepia|invert", 0, 0, "starting matrix" },
+        { "saturation", TS_P_NUM, "1", NULL, 0, 10, "0 = grey, 1 = unchanged" },
+        { "contrast", TS_P_NUM, "1", NULL, 0, 10, "scale about mid-grey" },
+        { "brightness", TS_P_NUM, "0", NULL, -1, 1, "offset, in units of full scale" },
+        { "m", TS_P_LIST, "", NULL, 0, 0, "12 numbers r0 r1 r2 off0 g0 .. (replaces the preset)" },
+      } },
+    { "transpose", "swap x and y (padded shared-memory tiles)", 0, { { 0 } } },
+    { "rot90", "rotate 90 degrees clockwise", 0, { { 0 } } },
+    { "rot180", "rotate 180 degrees", 0, { { 0 } } },
+    { "rot270", "rotate 270 degrees clockwise (90 counter-clockwise)", 0, { { 0 } } },
+    { "flip", "mirror: h = left-right, v = top-bottom", 1, {
+        { "dir", TS_P_ENUM, "h", "h|v", 0, 0, "direction" } } },
+    { "orient", "apply an EXIF orientation code (1 = none .. 8)", 1, {
+        { "code", TS_P_NUM, "1", NULL, 1, 8, "EXIF orientation" } } },
+    { "gauss", "separable Gaussian blur", 1, {
+        { "sigma", TS_P_NUM, "1", NULL, 0.05, 10, "standard deviation in pixels" },
+        { "radius", TS_P_NUM, "0", NULL, 0, 31, "taps each side; 0 = ceil(3 sigma)" },
+        BORDER_PARAM("reflect101") } },
+    { "box", "separable box (mean) filter", 1, {
+        { "radius", TS_P_NUM, "1", NULL, 1, 31, "taps each side" },
+        BORDER_PARAM("reflect101") } },
+    { "sharpen", "unsharp mask: x + amount * (x - gauss(x))", 1, {
+        { "amount", TS_P_NUM, "0.6", NULL, 0, 10, "strength" },
+        { "sigma", TS_P_NUM, "1", NULL, 0.05, 10, "blur sigma" },
+        { "radius", TS_P_NUM, "0", NULL, 0, 31, "0 = ceil(3 sigma)" },
+        BORDER_PARAM("reflect101") } },
+    { "sobel", "Sobel edges: gradient magnitude, or |x| / |y| derivative", 1, {
+        { "dir", TS_P_ENUM, "mag", "mag|x|y", 0, 0, "what to output" },
+        { "scale", TS_P_NUM, "1", NULL, 0, 100, "multiplies the result" },
+        BORDER_PARAM("replicate") } },
+    { "emboss", "3x3 emboss (keeps brightness)", 1, {
+        { "strength", TS_P_NUM, "1", NULL, 0, 10, "relief strength" },
+        BORDER_PARAM("replicate") } },
+    { "conv", "2-D convolution with custom taps (up to 15x15)", 1, {
+        { "k", TS_P_LIST, "", NULL, 0, 0, "n*n taps, row by row (n odd), or w*h with w= h=" },
+        { "w", TS_P_NUM, "0", NULL, 0, 15, "kernel width (0 = square)" },
+        { "h", TS_P_NUM, "0", NULL, 0, 15, "kernel height (0 = square)" },
+        { "divisor", TS_P_NUM, "0", NULL, -1e9, 1e9, "taps are divided by this; 0 = their sum (1 if the sum is 0)" },
+        { "bias", TS_P_NUM, "0", NULL, -1, 1, "added, in units of full scale" },
+        BORDER_PARAM("reflect101") } },
+    { "resize", "resample to w x h (-1 keeps the aspect ratio)", 2, {
+        { "w", TS_P_NUM, "-1", NULL, -1, 1 << 20, "width; -1 = from h and the aspect" },
+        { "h", TS_P_NUM, "-1", NULL, -1, 1 << 20, "height; -1 = from w and the aspect" },
+        INTERP_PARAM, BORDER_PARAM("replicate") } },
+    { "scale", "resample by a factor", 1, {
+        { "f", TS_P_NUM, "1", NULL, 1e-4, 1e4, "factor for both axes" },
+        { "sx", TS_P_NUM, "0", NULL, 0, 1e4, "x factor (0 = f)" },
+        { "sy", TS_P_NUM, "0", NULL, 0, 1e4, "y factor (0 = f)" },
+        INTERP_PARAM, BORDER_PARAM("replicate") } },
+    { "rotate", "rotate clockwise by deg about the centre; the output holds the whole rotated image", 1, {
+        { "deg", TS_P_NUM, "0", NULL, -3600, 3600, "degrees, clockwise" },
+        { "fill", TS_P_NUM, "0", NULL, 0, 1, "value outside the image, in units of full scale" },
+        { "crop", TS_P_NUM, "0", NULL, 0, 1, "1 = keep the input size instead of the bounding box" },
+        INTERP_PARAM } },
+    { "affine", "forward affine map x' = a x + b y + c, y' = d x + e y + f", 0, {
+        { "a", TS_P_NUM, "1", NULL, -1e4, 1e4, "" },
+        { "b", TS_P_NUM, "0", NULL, -1e4, 1e4, "" },
+        { "c", TS_P_NUM, "0", NULL, -1e6, 1e6, "" },
+        { "d", TS_P_NUM, "0", NULL, -1e4, 1e4, "" },
+        { "e", TS_P_NUM, "1", NULL, -1e4, 1e4, "" },
+        { "f", TS_P_NUM, "0", NULL, -1e6, 1e6, "" },
+        { "w", TS_P_NUM, "0", NULL, 0, 1 << 20, "output width (0 = input)" },
+        { "h", TS_P_NUM, "0", NULL, 0, 1 << 20, "output height (0 = input)" } } },
+};
+enum { N_OPS = sizeof op_defs / sizeof op_defs[0] };
+
+static int nparams(const ts_op_def *def)
+{
+    int n = 0;
+    while (n < TS_MAX_PARAMS && def->params[n].key) n++;
+    return n;
+}
+
+const ts_op_def *ts_op_find(const char *name)
+{
+    for (int i = 0; i < N_OPS; i++)
+        if (strcmp(op_defs[i].name, name) == 0) return &op_defs[i];
+    return NULL;
+}
+
+int ts_op_param_index(const ts_op_def *def, const char *key)
+{
+    for (int i = 0; i < nparams(def); i++)
+        if (strcmp(def->params[i].key, key) == 0) return i;
+    return -1;
+}
+
+double ts_op_num(const ts_user_op *op, const char *key)
+{
+    int i = ts_op_param_index(op->def, key);
+    return i < 0 ? 0 : op->v[i].num;
+}
+
+/* The idx-th word of a '|'-separated list, into buf. */
+static const char *choice_at(const char *choices, int idx, char *buf, size_t n)
+{
+    const char *p = choices;
+    for (int i = 0; i < idx && p; i++) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    if (!p) { snprintf(buf, n, "?"); return buf; }
+    size_t len = strcspn(p, "|");
+    snprintf(buf, n, "%.*s", (int)len, p);
+    return buf;
+}
+
+const char *ts_op_enum(const ts_user_op *op, const char *key, char *buf, size_t n)
+{
+    int i = ts_op_param_index(op->def, key);
+    if (i < 0) { snprintf(buf, n, "?"); return buf; }
+    return choice_at(op->def->params[i].choices, (int)op->v[i].num, buf, n);
+}
+
+/* ------------------------------------------------------------ suggestions */
+
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31) return 99;
+    int d[32][32];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            int best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* Nearest of the candidates (a NULL-terminated array or '|' list) if close. */
+static const char *nearest_word(const char *word, const char *const *cands, int ncands)
+{
+    const char *best = NULL;
+    int best_d = 99;
+    for (int i = 0; i < ncands; i++) {
+        int d = edit_distance(word, cands[i]);
+        if (d < best_d) { best_d = d; best = cands[i]; }
+    }
+    int limit = strlen(word) <= 3 ? 1 : strlen(word) <= 6 ? 2 : 3;
+    return best_d <= limit ? best : NULL;
+}
+
+/* ---------------------------------------------------------------- parser */
+
+typedef struct parser {
+    const char *text;   /* the whole chain, for the caret display */
+    ts_err *err;
+} parser;
+
+/* An error that shows the chain with a caret line under [at, at+len). */
+static ts_status parse_error(parser *p, const char *at, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static ts_status parse_error(parser *p, const char *at, size_t len, const char *fmt, ...)
+{
+    char what[400], caret[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    size_t off = (size_t)(at - p->text), i = 0;
+    if (len == 0) len = 1;
+    for (; i < off && i < sizeof caret - 2; i++) caret[i] = ' ';
+    for (size_t k = 0; k < len && i < sizeof caret - 1; k++) caret[i++] = '^';
+    caret[i] = '\0';
+    return ts_err_set(p->err, TS_E_ARG, "bad op chain: %s\n  %.280s\n  %s", what, p->text, caret);
+}
+
+static int parse_number(const char *s, size_t len, double *out)
+{
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end != '\0' || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+static ts_status set_value(parser *p, const ts_op_def *def, int pi, ts_param_value *v,
+                           const char *s, size_t len)
+{
+    const ts_param_def *pd = &def->params[pi];
+    v->given = 1;
+    if (pd->kind == TS_P_NUM) {
+        if (!parse_number(s, len, &v->num))
+            return parse_error(p, s, len, "%s: %s wants a number, not '%.*s'", def->name, pd->key, (int)len, s);
+        if (v->num < pd->min || v->num > pd->max)
+            return parse_error(p, s, len, "%s: %s must be between %g and %g", def->name, pd->key, pd->min, pd->max);
+        return TS_OK;
+    }
+    if (pd->kind == TS_P_ENUM) {
+        const char *c = pd->choices;
+        for (int idx = 0; c; idx++) {
+            size_t cl = strcspn(c, "|");
+            if (cl == len && strncmp(c, s, len) == 0) { v->num = idx; return TS_OK; }
+            c = c[cl] ? c + cl + 1 : NULL;
+        }
+        char word[64], words[8][32];
+        const char *cands[8];
+        int nc = 0;
+        snprintf(word, sizeof word, "%.*s", (int)len, s);
+        for (c = pd->choices; c && nc < 8; nc++) {
+            size_t cl = strcspn(c, "|");
+            snprintf(words[nc], sizeof words[nc], "%.*s", (int)cl, c);
+            cands[nc] = words[nc];
+            c = c[cl] ? c + cl + 1 : NULL;
+        }
+        const char *near = nearest_word(word, cands, nc);
+        if (near)
+            return parse_error(p, s, len, "%s: unknown %s '%s' (did you mean '%s'?)", def->name, pd->key, word, near);
+        return parse_error(p, s, len, "%s: unknown %s '%s' (one of %s)", def->name, pd->key, word, pd->choices);
+    }
+    /* list */
+    free(v->list);
+    v->list = malloc(sizeof(double) * TS_MAX_LIST);
+    v->n = 0;
+    if (!v->list) return ts_err_set(p->err, TS_E_NOMEM, "out of memory parsing the op chain");
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && (s[i] == ' ' || s[i] == ';')) i++;
+        size_t j = i;
+        while (j < len && s[j] != ' ' && s[j] != ';') j++;
+        if (j == i) break;
+        if (v->n == TS_MAX_LIST)
+            return parse_error(p, s, len, "%s: %s has more than %d numbers", def->name, pd->key, TS_MAX_LIST);
+        if (!parse_number(s + i, j - i, &v->list[v->n]))
+            return parse_error(p, s + i, j - i, "%s: '%.*s' in %s is not a number", def->name, (int)(j - i), s + i, pd->key);
+        v->n++;
+        i = j;
+    }
+    return TS_OK;
+}
+
+static ts_status unknown_op(parser *p, const char *name, size_t len)
+{
+    char word[64];
+    const char *cands[N_OPS];
+    snprintf(word, sizeof word, "%.*s", (int)len, name);
+    for (int i = 0; i < N_OPS; i++) cands[i] = op_defs[i].name;
+    const char *near = nearest_word(word, cands, N_OPS);
+    if (len == 0) return parse_error(p, name, 1, "empty op (two commas, or a comma at an end?)");
+    if (near) return parse_error(p, name, len, "unknown op '%s' (did you mean '%s'?)", word, near);
+    return parse_error(p, name, len, "unknown op '%s' (see 'tilestream ops')", word);
+}
+
+static ts_status unknown_key(parser *p, const ts_op_def *def, const char *key, size_t len)
+{
+    char word[64];
+    const char *cands[TS_MAX_PARAMS];
+    int n = nparams(def);
+    snprintf(word, sizeof word, "%.*s", (int)len, key);
+    for (int i = 0; i < n; i++) cands[i] = def->params[i].key;
+    const char *near = n ? nearest_word(word, cands, n) : NULL;
+    if (n == 0) return parse_error(p, key, len, "%s takes no parameters", def->name);
+    if (near) return parse_error(p, key, len, "%s has no parameter '%s' (did you mean '%s'?)", def->name, word, near);
+    return parse_error(p, key, len, "%s has no parameter '%s'", def->name, word);
+}
+
+static void set_defaults(ts_user_op *op)
+{
+    for (int i = 0; i < nparams(op->def); i++) {
+        const ts_param_def *pd = &op->def->params[i];
+        op->v[i].given = 0;
+        if (pd->kind == TS_P_NUM) op->v[i].num = strtod(pd->def, NULL);
+        if (pd->kind == TS_P_ENUM) {
+            size_t dl = strlen(pd->def);
+            const char *c = pd->choices;
+            for (int idx = 0; c; idx++) {
+                size_t cl = strcspn(c, "|");
+                if (cl == dl && strncmp(c, pd->def, dl) == 0) op->v[i].num = idx;
+                c = c[cl] ? c + cl + 1 : NULL;
+            }
+        }
+    }
+}
+
+/* Parse one op from [s, s+len). */
+static ts_status parse_op(parser *p, const char *s, size_t len, ts_user_op *op)
+{
+    size_t name_len = 0;
+    while (name_len < len && s[name_len] != '=') name_len++;
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(name_len < 31 ? name_len : 31), s);
+    op->def = name_len < 31 ? ts_op_find(name) : NULL;
+    if (!op->def) return unknown_op(p, s, name_len);
+    set_defaults(op);
+    if (name_len == len) return TS_OK;
+
+    const char *q = s + name_len + 1, *end = s + len;
+    int positional = 0;
+    if (q == end) return parse_error(p, s, len, "%s: '=' with no value", op->def->name);
+    while (q < end) {
+        const char *part_end = q;
+        while (part_end < end && *part_end != ':') part_end++;
+        const char *eq = memchr(q, '=', (size_t)(part_end - q));
+        int pi;
+        const char *val;
+        if (eq) {
+            char key[32];
+            size_t kl = (size_t)(eq - q);
+            snprintf(key, sizeof key, "%.*s", (int)(kl < 31 ? kl : 31), q);
+            pi = kl < 31 ? ts_op_param_index(op->def, key) : -1;
+            if (pi < 0) return unknown_key(p, op->def, q, kl);
+            val = eq + 1;
+        } else {
+            if (positional >= op->def->npositional) {
+                if (op->def->npositional == 0)
+                    return parse_error(p, q, (size_t)(part_end - q), "%s wants key=value parameters", op->def->name);
+                return parse_error(p, q, (size_t)(part_end - q), "%s: too many values without a key", op->def->name);
+            }
+            pi = positional++;
+            val = q;
+        }
+        ts_status st = set_value(p, op->def, pi, &op->v[pi], val, (size_t)(part_end - val));
+        if (st != TS_OK) return st;
+        q = part_end < end ? part_end + 1 : end;
+    }
+    return TS_OK;
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + n + 1 > *cap) {
+        size_t nc = (*cap + n + 1) * 2;
+        char *b = realloc(*buf, nc);
+        if (!b) return;
+        *buf = b;
+        *cap = nc;
+    }
+    memcpy(*buf + *len, s, n + 1);
+    *len += n;
+}
+
+/* Canonical text: every op with every parameter. */
+static char *describe(const ts_chain *c)
+{
+    char *buf = NULL, tmp[64];
+    size_t len = 0, cap = 0;
+    append(&buf, &len, &cap, "");
+    for (int i = 0; i < c->n; i++) {
+        const ts_user_op *op = &c->ops[i];
+        if (i) append(&buf, &len, &cap, ",");
+        append(&buf, &len, &cap, op->def->name);
+        for (int k = 0; k < nparams(op->def); k++) {
+            const ts_param_def *pd = &op->def->params[k];
+            if (pd->kind == TS_P_LIST && !op->v[k].given) continue;
+            append(&buf, &len, &cap, k ? ":" : "=");
+            append(&buf, &len, &cap, pd->key);
+            append(&buf, &len, &cap, "=");
+            if (pd->kind == TS_P_NUM) snprintf(tmp, sizeof tmp, "%g", op->v[k].num);
+            else if (pd->kind == TS_P_ENUM) choice_at(pd->choices, (int)op->v[k].num, tmp, sizeof tmp);
+            else {
+                for (int j = 0; j < op->v[k].n; j++) {
+                    snprintf(tmp, sizeof tmp, j ? " %g" : "%g", op->v[k].list[j]);
+                    append(&buf, &len, &cap, tmp);
+                }
+                tmp[0] = '\0';
+            }
+            append(&buf, &len, &cap, tmp);
+        }
+    }
+    return buf;
+}
+
+static ts_status ts_chain_validate(ts_chain *chain, const char *text, ts_err *err);
+
+ts_status ts_chain_parse(const char *text, ts_chain **out, ts_err *err)
+{
+    parser p = { text ? text : "", err };
+    ts_chain *c = calloc(1, sizeof *c);
+    if (!c) return ts_err_set(err, TS_E_NOMEM, "out of memory parsing the op chain");
+    *out = NULL;
+    const char *s = p.text;
+    while (*s == ' ') s++;
+    if (*s) {
+        size_t count = 1;
+        for (const char *q = s; *q; q++) count += *q == ',';
+        c->ops = calloc(count, sizeof *c->ops);
+        if (!c->ops) { ts_chain_free(c); return ts_err_set(err, TS_E_NOMEM, "out of memory parsing the op chain"); }
+        const char *q = s;
+        for (;;) {
+            size_t len = strcspn(q, ",");
+            size_t trimmed = len;
+            while (trimmed && q[trimmed - 1] == ' ') trimmed--;
+            while (trimmed && *q == ' ') { q++; trimmed--; len--; }
+            ts_status st = parse_op(&p, q, trimmed, &c->ops[c->n]);
+            c->n++;
+            if (st != TS_OK) { ts_chain_free(c); return st; }
+            if (q[len] == '\0') break;
+            q += len + 1;
+        }
+    }
+    ts_status st = ts_chain_validate(c, p.text, err);
+    if (st != TS_OK) { ts_chain_free(c); return st; }
+    c->text = describe(c);
+    if (!c->text) { ts_chain_free(c); return ts_err_set(err, TS_E_NOMEM, "out of memory"); }
+    *out = c;
+    return TS_OK;
+}
+
+/* Checks that need several parameters at once (conv sizes). */
+static ts_status ts_chain_validate(ts_chain *chain, const char *text, ts_err *err)
+{
+    for (int i = 0; i < chain->n; i++) {
+        ts_user_op *op = &chain->ops[i];
+        if (strcmp(op->def->name, "conv") == 0) {
+            int n = op->v[0].n, kw = (int)ts_op_num(op, "w"), kh = (int)ts_op_num(op, "h");
+            if (n == 0) return ts_err_set(err, TS_E_ARG, "bad op chain: conv needs taps, e.g. conv=k=0 -1 0 -1 5 -1 0 -1 0\n  %s", text);
+            if (kw == 0 && kh == 0) {
+                int side = (int)lround(sqrt((double)n));
+                if (side * side != n)
+                    return ts_err_set(err, TS_E_ARG, "bad op chain: conv has %d taps, not a square; give w= and h=\n  %s", n, text);
+                kw = kh = side;
+            } else if (kw == 0) kw = n / (kh ? kh : 1);
+            else if (kh == 0) kh = n / kw;
+            if (kw * kh != n || kw % 2 == 0 || kh % 2 == 0 || kw > 15 || kh > 15)
+                return ts_err_set(err, TS_E_ARG, "bad op chain: conv taps must form an odd w x h up to 15x15 (got %d taps for %dx%d)\n  %s", n, kw, kh, text);
+        }
+        if (strcmp(op->def->name, "matrix") == 0 && op->v[4].given && op->v[4].n != 12)
+            return ts_err_set(err, TS_E_ARG, "bad op chain: matrix m= needs 12 numbers, got %d\n  %s", op->v[4].n, text);
+        if (strcmp(op->def->name, "resize") == 0 && ts_op_num(op, "w") <= 0 && ts_op_num(op, "h") <= 0)
+            return ts_err_set(err, TS_E_ARG, "bad op chain: resize needs w= or h=\n  %s", text);
+    }
+    return TS_OK;
+}
+
+void ts_chain_free(ts_chain *chain)
+{
+    if (!chain) return;
+    for (int i = 0; i < chain->n; i++)
+        for (int k = 0; k < TS_MAX_PARAMS; k++) free(chain->ops[i].v[k].list);
+    free(chain->ops);
+    free(chain->text);
+    free(chain);
+}
+
+int ts_chain_length(const ts_chain *chain) { return chain ? chain->n : 0; }
+const char *ts_chain_describe(const ts_chain *chain) { return chain && chain->text ? chain->text : ""; }
+
+ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err *err)
+{
+    if (orientation < 1 || orientation > 8)
+        return ts_err_set(err, TS_E_ARG, "EXIF orientation %d is not 1..8", orientation);
+    if (orientation == 1) return TS_OK;
+    ts_user_op *ops = realloc(chain->ops, sizeof *ops * (size_t)(chain->n + 1));
+    if (!ops) return ts_err_set(err, TS_E_NOMEM, "out of memory");
+    chain->ops = ops;
+    memmove(ops + 1, ops, sizeof *ops * (size_t)chain->n);
+    memset(&ops[0], 0, sizeof ops[0]);
+    ops[0].def = ts_op_find("orient");
+    set_defaults(&ops[0]);
+    ops[0].v[0].num = orientation;
+    ops[0].v[0].given = 1;
+    chain->n++;
+    char *text = describe(chain);
+    if (!text) return ts_err_set(err, TS_E_NOMEM, "out of memory");
+    free(chain->text);
+    chain->text = text;
+    return TS_OK;
+}
+
+void ts_ops_list(ts_line_fn fn, void *ctx)
+{
+    char line[512];
+    for (int i = 0; i < N_OPS; i++) {
+        const ts_op_def *d = &op_defs[i];
+        snprintf(line, sizeof line, "%-10s %s", d->name, d->help);
+        fn(ctx, line);
+        for (int k = 0; k < nparams(d); k++) {
+            const ts_param_def *pd = &d->params[k];
+            char deflt[96];
+            if (pd->kind == TS_P_ENUM) snprintf(deflt, sizeof deflt, "%s (default %s)", pd->choices, pd->def);
+            else if (pd->kind == TS_P_LIST) snprintf(deflt, sizeof deflt, "list of numbers");
+            else snprintf(deflt, sizeof deflt, "number, default %s", pd->def);
+            snprintf(line, sizeof line, "           %s%-10s %-40s %s", k < d->npositional ? "*" : " ",
+                     pd->key, deflt, pd->help);
+            fn(ctx, line);
+        }
+    }
+    fn(ctx, "");
+    fn(ctx, "Chain: ops joined by ','; parameters name=v (the starred ones) or name=k=v:k=v.");
+    fn(ctx, "Example: matrix=sepia,gauss=sigma=1.5,sharpen=amount=0.6,rot90,resize=w=1920:h=-1");
+}
