@@ -255,6 +255,65 @@ typedef struct ts_bench_opts {
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_kernels_cuda.c */
 ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_overlap_cuda.c */
 
+/* ------------------------------------------------------------ batch runs
+ * (pipeline/batch.c) Process files and folders (walked recursively) into
+ * outdir, mirroring the input tree. Decoding and encoding use `jobs` CPU
+ * threads; ops run on the CPU backend or stream through the GPU engine. A
+ * bad input is named and skipped; the rest carry on. */
+typedef struct ts_image_result {
+    int index;
+    char *input, *output;
+    ts_status status;         /* TS_OK, or why this image failed */
+    char error[1024];
+    int skipped;              /* --skip-existing found the output */
+    int w, h, c, out_w, out_h;
+    ts_type type;
+    double decode_s, ops_s, encode_s;
+    uint64_t in_bytes, out_bytes;  /* file sizes */
+} ts_image_result;
+
+typedef struct ts_batch_opts {
+    const char *const *inputs;
+    int n_inputs;
+    const char *outdir;
+    const char *chain_text;   /* op chain ("" = convert only) */
+    ts_device device;
+    ts_path path;
+    int streams;              /* GPU streams (0 = 3) */
+    int tile_w, tile_h;       /* 0 = automatic */
+    int jobs;                 /* codec threads (0 = all cores) */
+    ts_format format;         /* TS_FMT_UNKNOWN = same as the input */
+    int quality;              /* JPEG quality (0 = 90) */
+    int png_level;            /* -1 = default */
+    int skip_existing, overwrite, dry_run;
+    int keep_orientation;     /* 1 = do not apply EXIF orientation */
+    uint64_t max_pixels;      /* 0 = TS_DEFAULT_MAX_PIXELS */
+    ts_trace *trace;          /* stage events (may be NULL) */
+    volatile int *stop;       /* becomes non-zero: stop cleanly (Ctrl-C) */
+    /* called once per image as it finishes (from a worker thread, one at a time) */
+    void (*on_image)(void *ctx, const ts_image_result *r, int done, int total);
+    void *ctx;
+} ts_batch_opts;
+
+typedef struct ts_batch_result {
+    int n_images, n_ok, n_failed, n_skipped;
+    double wall_s;
+    uint64_t pixels_in, pixels_out;
+    char device[160];         /* "cpu" or the GPU's name */
+    char device_note[256];    /* why auto chose what it chose */
+    ts_image_result *images;  /* n_images, in input order */
+} ts_batch_result;
+
+/* TS_OK when every image succeeded; TS_E_CORRUPT etc. (the first failure's
+ * status) when some failed; fatal problems (no inputs, bad chain, device
+ * lost) also return an error, with r filled as far as it got. */
+ts_status ts_batch_run(const ts_batch_opts *opts, ts_batch_result *r, ts_err *err);
+void ts_batch_result_free(ts_batch_result *r);
+
+/* (pipeline/report.c) --report: JSON with per-image and per-stage figures. */
+ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_trace *t,
+                          const char *chain_text, ts_err *err);
+
 #ifdef __cplusplus
 }
 #endif
