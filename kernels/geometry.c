@@ -1,0 +1,155 @@
+/* geometry.c - what every kernel op does to sizes and regions: the output
+ * size, and the input region an output region needs (tsk.h). The planner
+ * walks these backwards from an output tile; the reference and the GPU
+ * kernels read nothing outside that region, which the tiled-equals-whole
+ * tests prove. When in doubt a region is larger, never smaller. */
+#include "ref_internal.h"
+
+#include <limits.h>
+#include <math.h>
+
+void tsk_out_size(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
+{
+    int w = in_w, h = in_h;
+    if (op->kind == TSK_ORIENT && op->u.orient.code >= 5 && op->u.orient.code <= 8) {
+        w = in_h;
+        h = in_w;
+    } else if (op->kind == TSK_SAMPLE) {
+        w = op->u.sample.out_w;
+        h = op->u.sample.out_h;
+    }
+    *out_w = w;
+    *out_h = h;
+}
+
+/* Pixels lo..hi of one axis (inclusive); empty when lo > hi. */
+typedef struct span { long long lo, hi; } span;
+
+static span span_of(long long lo, long long hi)
+{
+    span s = { lo, hi };
+    return s;
+}
+
+static span span_whole(int n) { return span_of(0, (long long)n - 1); }
+
+static span span_clip(span s, int n)
+{
+    return span_of(s.lo < 0 ? 0 : s.lo, s.hi > n - 1 ? (long long)n - 1 : s.hi);
+}
+
+static ts_rect rect_of(span x, span y)
+{
+    ts_rect r = { 0, 0, 0, 0 };
+    if (x.lo > x.hi || y.lo > y.hi) return r;  /* nothing needed */
+    r.x0 = (int)x.lo;
+    r.y0 = (int)y.lo;
+    r.w = (int)(x.hi - x.lo + 1);
+    r.h = (int)(y.hi - y.lo + 1);
+    return r;
+}
+
+/* The pixels of 0..n-1 that taps a..b read through border mode: the
+ * bounding box of where ts_border_map sends them. Replicate clamps,
+ * constant reads only what lies inside; wrap and the reflections take the
+ * whole axis once the taps span a full period, and otherwise map tap by
+ * tap (fewer than 2n of them). For taps around an output pixel inside the
+ * image (convolutions) this is the taps clipped to the image, or the
+ * whole axis for wrap once they leave it. */
+static span border_span(long long a, long long b, int n, ts_border mode)
+{
+    long long period, lo = LLONG_MAX, hi = LLONG_MIN;
+    if (a > b || n <= 0) return span_of(0, -1);
+    if (a >= 0 && b < n) return span_of(a, b);
+    if (a < INT_MIN / 2 || b > INT_MAX / 2) return mode == TS_BORDER_CONSTANT ? span_clip(span_of(a, b), n)
+                                                                               : span_whole(n);
+    switch (mode) {
+    case TS_BORDER_REPLICATE:
+        return span_of(a < 0 ? 0 : a > n - 1 ? n - 1 : a, b < 0 ? 0 : b > n - 1 ? n - 1 : b);
+    case TS_BORDER_CONSTANT:
+        return span_clip(span_of(a, b), n);
+    case TS_BORDER_WRAP: period = n; break;
+    case TS_BORDER_REFLECT: period = 2 * (long long)n; break;
+    default: period = n == 1 ? 1 : 2 * (long long)n - 2; break;
+    }
+    if (b - a + 1 >= period) return span_whole(n);
+    for (long long i = a; i <= b; i++) {
+        int m = ts_border_map((int)i, n, (int)mode);
+        if (m < lo) lo = m;
+        if (m > hi) hi = m;
+    }
+    return span_of(lo, hi);
+}
+
+/* ORIENT: the input pixels of the output rect's corners bound the rest. */
+static ts_rect need_orient(const tsk_op *op, int in_w, int in_h, ts_rect out)
+{
+    int ax, ay, bx, by;
+    if (!ref_orient_src(op->u.orient.code, out.x0, out.y0, in_w, in_h, &ax, &ay) ||
+        !ref_orient_src(op->u.orient.code, out.x0 + out.w - 1, out.y0 + out.h - 1, in_w, in_h, &bx, &by))
+        return rect_of(span_clip(span_of(out.x0, out.x0 + (long long)out.w - 1), in_w),
+                       span_clip(span_of(out.y0, out.y0 + (long long)out.h - 1), in_h));
+    return rect_of(span_clip(span_of(ax < bx ? ax : bx, ax < bx ? bx : ax), in_w),
+                   span_clip(span_of(ay < by ? ay : by, ay < by ? by : ay), in_h));
+}
+
+/* Convolutions: the output rect grown by the radii, through the border. */
+static ts_rect need_conv(int rx, int ry, ts_border border, int in_w, int in_h, ts_rect out)
+{
+    span x = border_span((long long)out.x0 - rx, (long long)out.x0 + out.w - 1 + rx, in_w, border);
+    span y = border_span((long long)out.y0 - ry, (long long)out.y0 + out.h - 1 + ry, in_h, border);
+    return rect_of(x, y);
+}
+
+/* SAMPLE, one axis: s = row[0]*(x+0.5) + row[1]*(y+0.5) + row[2] is affine,
+ * so over the output rect it is bounded by its values at the four corner
+ * pixel centres. Float evaluation errs by a few ulps of the largest term:
+ * the margin covers that many times over. Beyond 2^28 (or NaN, or
+ * infinity) float coordinates are too coarse to reason about: the whole
+ * axis. Then the taps (floor, and floor + 1 for bilinear), one pixel of
+ * slack each side, and the border. */
+static span need_sample_axis(const float *row, ts_rect out, tsk_interp interp, ts_border border, int n)
+{
+    double xs[2] = { out.x0 + 0.5, out.x0 + out.w - 0.5 };
+    double ys[2] = { out.y0 + 0.5, out.y0 + out.h - 0.5 };
+    double lo = INFINITY, hi = -INFINITY, mag, margin;
+    long long a, b;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double s = (double)row[0] * xs[i] + (double)row[1] * ys[j] + (double)row[2];
+            if (s < lo) lo = s;
+            if (s > hi) hi = s;
+        }
+    mag = fabs((double)row[0]) * fmax(fabs(xs[0]), fabs(xs[1])) +
+          fabs((double)row[1]) * fmax(fabs(ys[0]), fabs(ys[1])) + fabs((double)row[2]);
+    if (!(mag < 268435456.0) || !(lo <= hi)) return span_whole(n);
+    margin = mag * 1e-6 + 1e-6;
+    if (interp == TSK_NEAREST) {
+        a = (long long)floor(lo - margin);
+        b = (long long)floor(hi + margin);
+    } else {
+        a = (long long)floor(lo - margin - 0.5);
+        b = (long long)floor(hi + margin - 0.5) + 1;
+    }
+    return border_span(a - 1, b + 1, n, border);
+}
+
+ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out)
+{
+    ts_rect none = { 0, 0, 0, 0 };
+    if (out.w <= 0 || out.h <= 0 || in_w <= 0 || in_h <= 0) return none;
+    switch (op->kind) {
+    case TSK_ORIENT:
+        return need_orient(op, in_w, in_h, out);
+    case TSK_CONV_SEP:
+        return need_conv((op->u.sep.nx - 1) / 2, (op->u.sep.ny - 1) / 2, op->u.sep.border, in_w, in_h, out);
+    case TSK_CONV_2D:
+        return need_conv(op->u.conv2d.kw / 2, op->u.conv2d.kh / 2, op->u.conv2d.border, in_w, in_h, out);
+    case TSK_SAMPLE:
+        return rect_of(need_sample_axis(op->u.sample.inv, out, op->u.sample.interp, op->u.sample.border, in_w),
+                       need_sample_axis(op->u.sample.inv + 3, out, op->u.sample.interp, op->u.sample.border, in_h));
+    default: /* point ops: the same pixels */
+        return rect_of(span_clip(span_of(out.x0, out.x0 + (long long)out.w - 1), in_w),
+                       span_clip(span_of(out.y0, out.y0 + (long long)out.h - 1), in_h));
+    }
+}

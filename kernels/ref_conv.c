@@ -1,0 +1,82 @@
+/* ref_conv.c - the reference convolutions: separable (rows, then the
+ * column of row sums) and 2-D (linear, absolute value, gradient
+ * magnitude). Every tap goes through the border mode on its own. */
+#include "ref_internal.h"
+
+#include <math.h>
+
+/* The last channel of c = 2 or 4 is alpha. */
+static int has_alpha(int c) { return c == 2 || c == 4; }
+
+/* One output pixel of CONV_SEP at global (x, y), all channels, in exactly
+ * the order tsk.h gives: for each row j a float row sum over i, added
+ * times ky[j] into the column sum. */
+static void sep_pixel(const tsk_op *op, ref_reader *rd, int x, int y, float *out)
+{
+    int c = rd->v->c;
+    int rx = (op->u.sep.nx - 1) / 2, ry = (op->u.sep.ny - 1) / 2;
+    float col[4] = { 0, 0, 0, 0 }, centre[4], p[4];
+    for (int j = 0; j < op->u.sep.ny; j++) {
+        float row[4] = { 0, 0, 0, 0 };
+        for (int i = 0; i < op->u.sep.nx; i++) {
+            ref_read_border(rd, x + i - rx, y + j - ry, op->u.sep.border, op->u.sep.border_value, p);
+            for (int ch = 0; ch < c; ch++) row[ch] += op->u.sep.kx[i] * p[ch];
+        }
+        for (int ch = 0; ch < c; ch++) col[ch] += op->u.sep.ky[j] * row[ch];
+    }
+    ref_read(rd, x, y, centre);
+    for (int ch = 0; ch < c; ch++) out[ch] = op->u.sep.center_w * centre[ch] + op->u.sep.conv_w * col[ch];
+    if (op->alpha_passthrough && has_alpha(c)) out[c - 1] = centre[c - 1];
+}
+
+ts_status tsk_ref_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    ref_reader rd = ref_reader_of(src);
+    float out[4];
+    for (int ly = 0; ly < dst->h; ly++)
+        for (int lx = 0; lx < dst->w; lx++) {
+            sep_pixel(op, &rd, dst->x0 + lx, dst->y0 + ly, out);
+            for (int ch = 0; ch < dst->c; ch++) ref_store(dst, lx, ly, ch, out[ch]);
+        }
+    return tsk_ref_reader_status(&rd, "separable convolution", err);
+}
+
+/* One output pixel of CONV_2D at global (x, y): s (and s2 for MAG) summed
+ * with j outer, i inner, then the mode. */
+static void conv2d_pixel(const tsk_op *op, ref_reader *rd, int x, int y, float maxv, float *out)
+{
+    int c = rd->v->c, kw = op->u.conv2d.kw, kh = op->u.conv2d.kh;
+    int mag = op->u.conv2d.mode == TSK_CONV_MAG;  /* k2 is read only then */
+    float s[4] = { 0, 0, 0, 0 }, s2[4] = { 0, 0, 0, 0 }, centre[4], p[4];
+    for (int j = 0; j < kh; j++)
+        for (int i = 0; i < kw; i++) {
+            ref_read_border(rd, x + i - kw / 2, y + j - kh / 2, op->u.conv2d.border, op->u.conv2d.border_value, p);
+            for (int ch = 0; ch < c; ch++) {
+                s[ch] += op->u.conv2d.k[j * kw + i] * p[ch];
+                if (mag) s2[ch] += op->u.conv2d.k2[j * kw + i] * p[ch];
+            }
+        }
+    for (int ch = 0; ch < c; ch++) {
+        switch (op->u.conv2d.mode) {
+        case TSK_CONV_LINEAR: out[ch] = op->u.conv2d.bias * maxv + s[ch]; break;
+        case TSK_CONV_ABS: out[ch] = fabsf(s[ch]); break;
+        default: out[ch] = sqrtf(s[ch] * s[ch] + s2[ch] * s2[ch]); break;
+        }
+    }
+    if (op->alpha_passthrough && has_alpha(c)) {
+        ref_read(rd, x, y, centre);
+        out[c - 1] = centre[c - 1];
+    }
+}
+
+ts_status tsk_ref_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    ref_reader rd = ref_reader_of(src);
+    float maxv = ref_type_max(dst->type), out[4];
+    for (int ly = 0; ly < dst->h; ly++)
+        for (int lx = 0; lx < dst->w; lx++) {
+            conv2d_pixel(op, &rd, dst->x0 + lx, dst->y0 + ly, maxv, out);
+            for (int ch = 0; ch < dst->c; ch++) ref_store(dst, lx, ly, ch, out[ch]);
+        }
+    return tsk_ref_reader_status(&rd, "2-D convolution", err);
+}

@@ -1,0 +1,113 @@
+/* ref_internal.h - (internal) what the plain-C reference ops share: typed
+ * pixel loads and stores, reads in global coordinates that notice when src
+ * does not hold the pixel, border taps, and the orientation map (also used
+ * by geometry.c, so that need() and the op cannot disagree). */
+#ifndef TSK_REF_INTERNAL_H
+#define TSK_REF_INTERNAL_H
+
+#include "tsk.h"
+#include "ts_pixel.h"
+
+#include <stdint.h>
+
+/* The largest channel value of a type, as the numeric rule uses it. */
+static inline float ref_type_max(ts_type t)
+{
+    return t == TS_U8 ? 255.0f : t == TS_U16 ? 65535.0f : 1.0f;
+}
+
+/* Channel ch of the pixel at local (lx, ly) of v. */
+static inline float ref_load(const ts_view *v, int lx, int ly, int ch)
+{
+    const unsigned char *row = v->data + (size_t)ly * v->pitch;
+    size_t i = (size_t)lx * (size_t)v->c + (size_t)ch;
+    switch (v->type) {
+    case TS_U8: return (float)row[i];
+    case TS_U16: return (float)((const uint16_t *)row)[i];
+    default: return ((const float *)row)[i];
+    }
+}
+
+/* Store a computed value: integers round half up and saturate, F32 as is. */
+static inline void ref_store(ts_view *v, int lx, int ly, int ch, float val)
+{
+    unsigned char *row = v->data + (size_t)ly * v->pitch;
+    size_t i = (size_t)lx * (size_t)v->c + (size_t)ch;
+    switch (v->type) {
+    case TS_U8: row[i] = (unsigned char)ts_round_sat(val, 255.0f); break;
+    case TS_U16: ((uint16_t *)row)[i] = (uint16_t)ts_round_sat(val, 65535.0f); break;
+    default: ((float *)row)[i] = val; break;
+    }
+}
+
+/* Reads from src in global coordinates. A pixel that src does not hold is
+ * a caller error (src is smaller than tsk_need): it reads as 0 and is
+ * remembered, and the op then fails with TS_E_ARG instead of reading
+ * memory it does not own. */
+typedef struct ref_reader {
+    const ts_view *v;
+    int missing;        /* set once a read fell outside v */
+    int miss_x, miss_y; /* the first such pixel, global coordinates */
+} ref_reader;
+
+static inline ref_reader ref_reader_of(const ts_view *v)
+{
+    ref_reader r = { v, 0, 0, 0 };
+    return r;
+}
+
+/* All c channels of image pixel (gx, gy) into px. */
+static inline void ref_read(ref_reader *r, int gx, int gy, float *px)
+{
+    const ts_view *v = r->v;
+    int lx = gx - v->x0, ly = gy - v->y0;
+    if (lx < 0 || ly < 0 || lx >= v->w || ly >= v->h) {
+        if (!r->missing) { r->missing = 1; r->miss_x = gx; r->miss_y = gy; }
+        for (int ch = 0; ch < v->c; ch++) px[ch] = 0.0f;
+        return;
+    }
+    for (int ch = 0; ch < v->c; ch++) px[ch] = ref_load(v, lx, ly, ch);
+}
+
+/* The tap at (gx, gy), which may lie outside the image, through the border
+ * mode: each axis maps on its own; -1 on either means border_value. */
+static inline void ref_read_border(ref_reader *r, int gx, int gy, ts_border border,
+                                   float border_value, float *px)
+{
+    int bx = ts_border_map(gx, r->v->full_w, (int)border);
+    int by = ts_border_map(gy, r->v->full_h, (int)border);
+    if (bx < 0 || by < 0) {
+        for (int ch = 0; ch < r->v->c; ch++) px[ch] = border_value;
+        return;
+    }
+    ref_read(r, bx, by, px);
+}
+
+/* TS_OK, or TS_E_ARG naming the first pixel src lacked (what names the op). */
+ts_status tsk_ref_reader_status(const ref_reader *r, const char *what, ts_err *err);
+
+/* EXIF orientation: the input pixel (sx, sy) that output (x, y) reads, W x H
+ * being the input size. Returns 0 for a code outside 1..8. */
+static inline int ref_orient_src(int code, int x, int y, int W, int H, int *sx, int *sy)
+{
+    switch (code) {
+    case 1: *sx = x; *sy = y; return 1;
+    case 2: *sx = W - 1 - x; *sy = y; return 1;
+    case 3: *sx = W - 1 - x; *sy = H - 1 - y; return 1;
+    case 4: *sx = x; *sy = H - 1 - y; return 1;
+    case 5: *sx = y; *sy = x; return 1;
+    case 6: *sx = y; *sy = H - 1 - x; return 1;
+    case 7: *sx = W - 1 - y; *sy = H - 1 - x; return 1;
+    case 8: *sx = W - 1 - y; *sy = x; return 1;
+    default: return 0;
+    }
+}
+
+/* The op families; tsk_ref_apply has checked the views and parameters. */
+ts_status tsk_ref_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+
+#endif
