@@ -1,0 +1,621 @@
+/* batch.c - `tilestream run`: files and folders in, processed images out.
+ *
+ * Worker threads (--jobs) decode and encode; the ops run either in the
+ * worker itself (CPU backend) or on the GPU engine, which one thread feeds
+ * with decoded images and drains in submission order. Workers prefer
+ * encoding to decoding, so finished images leave memory first. */
+#include "tilestream.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ inputs */
+
+typedef struct file_list {
+    char **in, **out;
+    int n, cap;
+} file_list;
+
+static int has_image_extension(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg"));
+}
+
+static ts_status add_file(file_list *l, const char *in, const char *out, ts_err *err)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        char **a = realloc(l->in, sizeof(char *) * (size_t)cap), **b;
+        if (!a) return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs");
+        l->in = a;
+        b = realloc(l->out, sizeof(char *) * (size_t)cap);
+        if (!b) return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs");
+        l->out = b;
+        l->cap = cap;
+    }
+    l->in[l->n] = strdup(in);
+    l->out[l->n] = strdup(out);
+    if (!l->in[l->n] || !l->out[l->n]) {
+        free(l->in[l->n]);
+        free(l->out[l->n]);
+        return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs");
+    }
+    l->n++;
+    return TS_OK;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Walk dir recursively; rel is the path below the input folder, which the
+ * output mirrors. Entries are sorted so runs are repeatable. */
+static ts_status walk(file_list *l, const char *dir, const char *outdir, const char *rel, int depth, ts_err *err)
+{
+    if (depth > 64) return ts_err_set(err, TS_E_IO, "%s: folders nested too deeply (a link loop?)", dir);
+    DIR *d = opendir(dir);
+    if (!d) return ts_err_set(err, TS_E_IO, "%s: cannot open folder: %s", dir, strerror(errno));
+    char **names = NULL;
+    int n = 0, cap = 0;
+    ts_status st = TS_OK;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue; /* ., .., hidden files and our own temporaries */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **nn = realloc(names, sizeof(char *) * (size_t)cap);
+            if (!nn) { st = ts_err_set(err, TS_E_NOMEM, "out of memory"); break; }
+            names = nn;
+        }
+        if (!(names[n] = strdup(e->d_name))) { st = ts_err_set(err, TS_E_NOMEM, "out of memory"); break; }
+        n++;
+    }
+    closedir(d);
+    if (names) qsort(names, (size_t)n, sizeof(char *), cmp_names);
+    for (int i = 0; i < n && st == TS_OK; i++) {
+        char path[PATH_MAX], sub[PATH_MAX], out[PATH_MAX];
+        struct stat sb;
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path ||
+            snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", names[i]) >= (int)sizeof sub ||
+            snprintf(out, sizeof out, "%s/%s", outdir, sub) >= (int)sizeof out) {
+            st = ts_err_set(err, TS_E_IO, "%s/%s: path too long", dir, names[i]);
+            break;
+        }
+        if (stat(path, &sb) != 0) continue;
+        if (S_ISDIR(sb.st_mode)) st = walk(l, path, outdir, sub, depth + 1, err);
+        else if (S_ISREG(sb.st_mode) && has_image_extension(names[i])) st = add_file(l, path, out, err);
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return st;
+}
+
+static ts_status collect_inputs(const ts_batch_opts *o, file_list *l, ts_err *err)
+{
+    for (int i = 0; i < o->n_inputs; i++) {
+        const char *in = o->inputs[i];
+        struct stat sb;
+        if (stat(in, &sb) != 0) {
+            /* a missing file is that input's failure, reported with the others */
+            char out[PATH_MAX];
+            const char *base = strrchr(in, '/');
+            snprintf(out, sizeof out, "%s/%s", o->outdir, base ? base + 1 : in);
+            ts_status st = add_file(l, in, out, err);
+            if (st != TS_OK) return st;
+            continue;
+        }
+        if (S_ISDIR(sb.st_mode)) {
+            /* photos/ -> out/photos/... so that several folders do not collide */
+            char trimmed[PATH_MAX], outdir[PATH_MAX];
+            snprintf(trimmed, sizeof trimmed, "%s", in);
+            size_t len = strlen(trimmed);
+            while (len > 1 && trimmed[len - 1] == '/') trimmed[--len] = '\0';
+            const char *base = strrchr(trimmed, '/');
+            base = base ? base + 1 : trimmed;
+            int n = !strcmp(base, ".") || !strcmp(base, "..")
+                        ? snprintf(outdir, sizeof outdir, "%s", o->outdir)
+                        : snprintf(outdir, sizeof outdir, "%s/%s", o->outdir, base);
+            if (n >= (int)sizeof outdir) return ts_err_set(err, TS_E_IO, "%s: output path too long", in);
+            ts_status st = walk(l, trimmed, outdir, "", 0, err);
+            if (st != TS_OK) return st;
+        } else {
+            char out[PATH_MAX];
+            const char *base = strrchr(in, '/');
+            snprintf(out, sizeof out, "%s/%s", o->outdir, base ? base + 1 : in);
+            ts_status st = add_file(l, in, out, err);
+            if (st != TS_OK) return st;
+        }
+    }
+    return TS_OK;
+}
+
+/* Replace the extension of path with that of format f. */
+static char *with_extension(const char *path, ts_format f)
+{
+    const char *ext = ts_format_extension(f);
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+    char *s = malloc(stem + strlen(ext) + 1);
+    if (!s) return NULL;
+    memcpy(s, path, stem);
+    strcpy(s + stem, ext);
+    return s;
+}
+
+/* mkdir -p for the folder that holds path. */
+static ts_status make_parent_dirs(const char *path, ts_err *err)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (!slash) return TS_OK;
+    *slash = '\0';
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return ts_err_set(err, TS_E_IO, "%s: cannot create folder: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return ts_err_set(err, TS_E_IO, "%s: cannot create folder: %s", buf, strerror(errno));
+    return TS_OK;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* ------------------------------------------------------------ the run */
+
+enum { ST_PENDING, ST_DECODED, ST_ON_GPU, ST_PROCESSED, ST_ENCODING, ST_DONE };
+
+typedef struct job {
+    ts_image in, out;
+    int state;
+    ts_format out_format;
+} job;
+
+typedef struct batch {
+    const ts_batch_opts *o;
+    ts_batch_result *r;
+    job *jobs;
+    ts_chain *chains[9];      /* [orientation]: the chain with that EXIF orientation applied */
+    ts_engine *engine;
+    ts_allocator pinned;
+    int use_gpu;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int next_decode;          /* next job to decode */
+    int next_gpu;             /* next job to hand to the GPU, in order */
+    int in_memory;            /* decoded images not yet encoded (bounds memory) */
+    int max_in_memory;
+    int done;
+    int fatal;                /* a device error: stop everything */
+    ts_err fatal_err;
+    int lanes_next;
+} batch;
+
+static int stopping(const batch *b) { return b->fatal || (b->o->stop && *b->o->stop); }
+
+static void fail(batch *b, int i, ts_status st, const ts_err *e)
+{
+    ts_image_result *res = &b->r->images[i];
+    res->status = st;
+    snprintf(res->error, sizeof res->error, "%s", e->msg);
+}
+
+/* Called with the lock held. */
+static void finish(batch *b, int i)
+{
+    job *j = &b->jobs[i];
+    ts_image_result *res = &b->r->images[i];
+    ts_image_free(&j->in);
+    ts_image_free(&j->out);
+    j->state = ST_DONE;
+    b->in_memory--;
+    b->done++;
+    if (res->skipped) b->r->n_skipped++;
+    else if (res->status == TS_OK) {
+        b->r->n_ok++;
+        b->r->pixels_in += (uint64_t)res->w * (uint64_t)res->h;
+        b->r->pixels_out += (uint64_t)res->out_w * (uint64_t)res->out_h;
+    } else b->r->n_failed++;
+    if (b->o->on_image) b->o->on_image(b->o->ctx, res, b->done, b->r->n_images);
+    pthread_cond_broadcast(&b->changed);
+}
+
+static void trace(batch *b, int lane, const char *stage, double t0, double t1, uint64_t bytes, int image)
+{
+    if (b->o->trace) ts_trace_add(b->o->trace, lane, stage, t0, t1, bytes, image);
+}
+
+static size_t image_bytes(const ts_image *img) { return (size_t)img->w * (size_t)img->h * ts_pixel_bytes(img); }
+
+/* Decode job i (no lock held). Returns 1 if it is ready for the ops. */
+static int decode(batch *b, int i, int lane)
+{
+    ts_image_result *res = &b->r->images[i];
+    job *j = &b->jobs[i];
+    ts_err e = { 0 };
+    ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->pinned : NULL };
+    double t0 = ts_now();
+    ts_status st = ts_image_load(res->input, &lo, &j->in, &e);
+    double t1 = ts_now();
+    res->decode_s = t1 - t0;
+    res->in_bytes = file_size(res->input);
+    if (st != TS_OK) { fail(b, i, st, &e); return 0; }
+    res->w = j->in.w; res->h = j->in.h; res->c = j->in.c; res->type = j->in.type;
+    trace(b, lane, "decode", t0, t1, image_bytes(&j->in), i);
+    return 1;
+}
+
+static const ts_chain *chain_for(batch *b, const ts_image *img)
+{
+    int o = b->o->keep_orientation ? 1 : img->orientation;
+    return b->chains[o >= 1 && o <= 8 ? o : 1];
+}
+
+static void cpu_ops(batch *b, int i, int lane)
+{
+    job *j = &b->jobs[i];
+    ts_image_result *res = &b->r->images[i];
+    ts_err e = { 0 };
+    double t0 = ts_now();
+    ts_status st = ts_cpu_run(chain_for(b, &j->in), &j->in, b->o->tile_w, b->o->tile_h, &j->out, &e);
+    double t1 = ts_now();
+    res->ops_s = t1 - t0;
+    if (st != TS_OK) {
+        ts_err named;
+        ts_err_set(&named, st, "%s: %s", res->input, e.msg);
+        fail(b, i, st, &named);
+        return;
+    }
+    trace(b, lane, "ops (cpu)", t0, t1, image_bytes(&j->in) + image_bytes(&j->out), i);
+}
+
+static void encode(batch *b, int i, int lane)
+{
+    job *j = &b->jobs[i];
+    ts_image_result *res = &b->r->images[i];
+    ts_err e = { 0 };
+    ts_save_opts so = { j->out_format, b->o->quality, b->o->png_level, 0 };
+    if (!j->out.icc && j->in.icc && j->in.icc_len) { /* carry the profile over */
+        j->out.icc = malloc(j->in.icc_len);
+        if (j->out.icc) {
+            memcpy(j->out.icc, j->in.icc, j->in.icc_len);
+            j->out.icc_len = j->in.icc_len;
+        }
+    }
+    res->out_w = j->out.w; res->out_h = j->out.h;
+    double t0 = ts_now();
+    ts_status st = make_parent_dirs(res->output, &e);
+    if (st == TS_OK) st = ts_image_save(res->output, &j->out, &so, &e);
+    double t1 = ts_now();
+    res->encode_s = t1 - t0;
+    if (st != TS_OK) { fail(b, i, st, &e); return; }
+    res->out_bytes = file_size(res->output);
+    trace(b, lane, "encode", t0, t1, image_bytes(&j->out), i);
+}
+
+/* Work for a CPU worker, chosen under the lock: an image the GPU has
+ * finished (encode it), else the next one to decode. -1 = nothing now,
+ * -2 = all done. */
+static int next_work(batch *b, int *is_encode)
+{
+    for (;;) {
+        for (int i = 0; i < b->r->n_images; i++)
+            if (b->jobs[i].state == ST_PROCESSED) {
+                b->jobs[i].state = ST_ENCODING; /* claimed */
+                *is_encode = 1;
+                return i;
+            }
+        if (b->done == b->r->n_images) return -2;
+        while (b->next_decode < b->r->n_images && b->jobs[b->next_decode].state == ST_DONE)
+            b->next_decode++; /* refused or skipped while planning */
+        if (!stopping(b) && b->next_decode < b->r->n_images && b->in_memory < b->max_in_memory) {
+            *is_encode = 0;
+            b->in_memory++;
+            return b->next_decode++;
+        }
+        if (stopping(b) && b->next_decode < b->r->n_images) {
+            /* account for what will never start, so done reaches n_images */
+            while (b->next_decode < b->r->n_images) {
+                int i = b->next_decode++;
+                if (b->jobs[i].state == ST_DONE) continue;
+                ts_err e;
+                ts_err_set(&e, b->fatal ? TS_E_DEVICE : TS_E_INTERRUPTED, "%s: not processed: %s",
+                           b->r->images[i].input, b->fatal ? "the run stopped after a device error" : "interrupted");
+                fail(b, i, e.status, &e);
+                b->in_memory++;
+                finish(b, i);
+            }
+            continue;
+        }
+        pthread_cond_wait(&b->changed, &b->lock);
+    }
+}
+
+typedef struct worker_arg { batch *b; int lane; } worker_arg;
+
+static void *worker(void *p)
+{
+    worker_arg *wa = p;
+    batch *b = wa->b;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        int is_encode = 0, i = next_work(b, &is_encode);
+        if (i == -2) break;
+        pthread_mutex_unlock(&b->lock);
+        ts_image_result *res = &b->r->images[i];
+        int keep = 1;
+        if (is_encode) {
+            if (res->status == TS_OK) encode(b, i, wa->lane);
+            keep = 0;
+        } else if (!decode(b, i, wa->lane)) {
+            keep = 0;
+        } else if (!b->use_gpu) {
+            cpu_ops(b, i, wa->lane);
+            if (res->status == TS_OK) encode(b, i, wa->lane);
+            keep = 0;
+        }
+        pthread_mutex_lock(&b->lock);
+        if (!keep) finish(b, i);
+        else { b->jobs[i].state = ST_DECODED; pthread_cond_broadcast(&b->changed); }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* The GPU feeder: submits decoded images in input order, keeps up to
+ * `depth` in flight, and hands finished ones back to the workers. */
+static void *gpu_feeder(void *p)
+{
+    batch *b = p;
+    int in_flight = 0, depth = b->max_in_memory > 2 ? b->max_in_memory - 1 : 1;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        /* skip images that failed to decode */
+        while (b->next_gpu < b->r->n_images && b->jobs[b->next_gpu].state == ST_DONE) b->next_gpu++;
+        int ready = b->next_gpu < b->r->n_images && b->jobs[b->next_gpu].state == ST_DECODED;
+        if (ready && in_flight < depth && !b->fatal) {
+            int i = b->next_gpu++;
+            job *j = &b->jobs[i];
+            j->state = ST_ON_GPU;
+            pthread_mutex_unlock(&b->lock);
+            ts_err e = { 0 };
+            double t0 = ts_now();
+            ts_status st = ts_engine_submit(b->engine, chain_for(b, &j->in), &j->in, &j->out, (void *)(intptr_t)i, i, &e);
+            b->r->images[i].ops_s = ts_now() - t0;
+            pthread_mutex_lock(&b->lock);
+            if (st == TS_OK) { in_flight++; continue; }
+            fail(b, i, st, &e);
+            if (st == TS_E_DEVICE) { b->fatal = 1; b->fatal_err = e; }
+            finish(b, i);
+            continue;
+        }
+        if (in_flight > 0) {
+            pthread_mutex_unlock(&b->lock);
+            void *tag = NULL;
+            ts_status st = TS_OK;
+            ts_err e = { 0 };
+            double t0 = ts_now();
+            int got = ts_engine_collect(b->engine, &tag, &st, &e);
+            double t1 = ts_now();
+            pthread_mutex_lock(&b->lock);
+            if (!got) { in_flight = 0; continue; }
+            in_flight--;
+            int i = (int)(intptr_t)tag;
+            b->r->images[i].ops_s += t1 - t0;
+            if (st == TS_OK) b->jobs[i].state = ST_PROCESSED;
+            else {
+                fail(b, i, st, &e);
+                if (st == TS_E_DEVICE && !b->fatal) { b->fatal = 1; b->fatal_err = e; }
+                finish(b, i);
+            }
+            pthread_cond_broadcast(&b->changed);
+            continue;
+        }
+        if (b->next_gpu >= b->r->n_images || (b->fatal && in_flight == 0)) break;
+        pthread_cond_wait(&b->changed, &b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+static int cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Decide the device; fill r->device and r->device_note. */
+static ts_status pick_device(const ts_batch_opts *o, ts_batch_result *r, int *use_gpu, ts_err *err)
+{
+    char name[160];
+    ts_err why = { 0 };
+    *use_gpu = 0;
+    if (o->device == TS_DEVICE_CPU) {
+        snprintf(r->device, sizeof r->device, "cpu");
+        snprintf(r->device_note, sizeof r->device_note, "asked for with --device cpu");
+        return TS_OK;
+    }
+    int have = ts_gpu_probe(name, sizeof name, &why);
+    if (have) {
+        *use_gpu = 1;
+        snprintf(r->device, sizeof r->device, "%s", name);
+        snprintf(r->device_note, sizeof r->device_note, "%s", o->device == TS_DEVICE_AUTO ? "found a CUDA device" : "asked for with --device gpu");
+        return TS_OK;
+    }
+    if (o->device == TS_DEVICE_GPU) return ts_err_set(err, TS_E_DEVICE, "--device gpu: %s", why.msg);
+    snprintf(r->device, sizeof r->device, "cpu");
+    snprintf(r->device_note, sizeof r->device_note, "%.200s", why.msg);
+    return TS_OK;
+}
+
+static void batch_cleanup(batch *b)
+{
+    for (int i = 0; i < 9; i++) ts_chain_free(b->chains[i]);
+    if (b->engine) ts_engine_destroy(b->engine);
+    free(b->jobs);
+    pthread_mutex_destroy(&b->lock);
+    pthread_cond_destroy(&b->changed);
+}
+
+/* Plan the outputs: formats, names, skip/refuse rules. Returns the number
+ * of images that need work. */
+static int plan_outputs(batch *b, file_list *l)
+{
+    const ts_batch_opts *o = b->o;
+    int work = 0;
+    for (int i = 0; i < l->n; i++) {
+        ts_image_result *res = &b->r->images[i];
+        job *j = &b->jobs[i];
+        res->index = i;
+        res->input = l->in[i];
+        ts_format in_fmt = ts_format_from_path(l->in[i]);
+        j->out_format = o->format != TS_FMT_UNKNOWN ? o->format : in_fmt != TS_FMT_UNKNOWN ? in_fmt : TS_FMT_PNG;
+        res->output = with_extension(l->out[i], j->out_format);
+        free(l->out[i]);
+        l->in[i] = l->out[i] = NULL;
+        ts_err e;
+        if (!res->output) {
+            fail(b, i, ts_err_set(&e, TS_E_NOMEM, "%s: out of memory", res->input), &e);
+            j->state = ST_DONE;
+        } else if (same_file(res->input, res->output) && !o->overwrite) {
+            fail(b, i, ts_err_set(&e, TS_E_EXISTS, "%s: the output would replace the input (use --overwrite)", res->input), &e);
+            j->state = ST_DONE;
+        } else if (o->skip_existing && file_size(res->output) > 0) {
+            res->skipped = 1;
+            j->state = ST_DONE;
+        } else {
+            work++;
+        }
+        if (j->state == ST_DONE) {
+            b->done++;
+            if (res->skipped) b->r->n_skipped++;
+            else b->r->n_failed++;
+        }
+    }
+    return work;
+}
+
+ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
+{
+    batch b;
+    file_list l = { 0 };
+    memset(&b, 0, sizeof b);
+    memset(r, 0, sizeof *r);
+    b.o = o;
+    b.r = r;
+    pthread_mutex_init(&b.lock, NULL);
+    pthread_cond_init(&b.changed, NULL);
+    double t_start = ts_now();
+
+    ts_status st = TS_OK;
+    for (int k = 1; k <= 8 && st == TS_OK; k++) {
+        st = ts_chain_parse(o->chain_text ? o->chain_text : "", &b.chains[k], err);
+        if (st == TS_OK) st = ts_chain_prepend_orientation(b.chains[k], k, err);
+    }
+    if (st == TS_OK && !o->outdir) st = ts_err_set(err, TS_E_ARG, "no output folder (-o OUTDIR)");
+    if (st == TS_OK) st = collect_inputs(o, &l, err);
+    if (st == TS_OK && l.n == 0) st = ts_err_set(err, TS_E_ARG, "no PNG or JPEG files found in the inputs");
+    if (st == TS_OK) st = pick_device(o, r, &b.use_gpu, err);
+    if (st == TS_OK) {
+        r->n_images = l.n;
+        r->images = calloc((size_t)l.n, sizeof *r->images);
+        b.jobs = calloc((size_t)l.n, sizeof *b.jobs);
+        if (!r->images || !b.jobs) st = ts_err_set(err, TS_E_NOMEM, "out of memory");
+    }
+    if (st != TS_OK) {
+        for (int i = 0; i < l.n; i++) { free(l.in[i]); free(l.out[i]); }
+        free(l.in); free(l.out);
+        r->n_images = 0;
+        batch_cleanup(&b);
+        return st;
+    }
+    int work = plan_outputs(&b, &l);
+    free(l.in);
+    free(l.out);
+
+    if (!o->dry_run && work > 0 && b.use_gpu) {
+        ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, o->path, o->trace };
+        st = ts_engine_create(&eo, &b.engine, err);
+        if (st != TS_OK) { batch_cleanup(&b); return st; }
+        b.pinned = ts_engine_allocator(b.engine);
+    }
+    if (o->dry_run) {
+        for (int i = 0; i < r->n_images; i++)
+            if (b.jobs[i].state != ST_DONE && o->on_image) o->on_image(o->ctx, &r->images[i], i + 1, r->n_images);
+        batch_cleanup(&b);
+        r->wall_s = ts_now() - t_start;
+        return TS_OK;
+    }
+
+    int nworkers = o->jobs > 0 ? o->jobs : cpu_count();
+    if (nworkers > 256) nworkers = 256;
+    b.max_in_memory = b.use_gpu ? nworkers + (o->streams > 0 ? o->streams : 3) + 2 : nworkers;
+    pthread_t threads[257];
+    worker_arg args[256];
+    int started = 0;
+    for (int w = 0; w < nworkers; w++) {
+        char lane[32];
+        snprintf(lane, sizeof lane, "cpu worker %d", w);
+        args[w].b = &b;
+        args[w].lane = o->trace ? ts_trace_lane(o->trace, lane) : 0;
+        if (pthread_create(&threads[w], NULL, worker, &args[w]) == 0) started++;
+        else break;
+    }
+    pthread_t feeder;
+    int feeder_started = b.use_gpu && pthread_create(&feeder, NULL, gpu_feeder, &b) == 0;
+    if (started == 0 || (b.use_gpu && !feeder_started)) {
+        /* no threads at all: do the CPU work on this thread */
+        if (started == 0 && !b.use_gpu) { args[0].b = &b; args[0].lane = 0; worker(&args[0]); }
+        else st = ts_err_set(err, TS_E_NOMEM, "cannot start worker threads");
+    }
+    for (int w = 0; w < started; w++) pthread_join(threads[w], NULL);
+    if (feeder_started) pthread_join(feeder, NULL);
+    r->wall_s = ts_now() - t_start;
+
+    if (b.fatal) {
+        int ok = r->n_ok;
+        st = ts_err_set(err, TS_E_DEVICE, "%s (completed %d of %d images)", b.fatal_err.msg, ok, r->n_images);
+    } else if (o->stop && *o->stop) {
+        st = ts_err_set(err, TS_E_INTERRUPTED, "interrupted after %d of %d images", r->n_ok, r->n_images);
+    } else if (r->n_failed > 0) {
+        for (int i = 0; i < r->n_images; i++)
+            if (r->images[i].status != TS_OK && !r->images[i].skipped) {
+                st = r->images[i].status;
+                ts_err_set(err, st, "%d of %d images failed; first: %s", r->n_failed, r->n_images, r->images[i].error);
+                break;
+            }
+    }
+    batch_cleanup(&b);
+    return st;
+}
+
+void ts_batch_result_free(ts_batch_result *r)
+{
+    for (int i = 0; i < r->n_images; i++) {
+        free(r->images[i].input);
+        free(r->images[i].output);
+    }
+    free(r->images);
+    memset(r, 0, sizeof *r);
+}
