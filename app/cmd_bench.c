@@ -1,0 +1,45 @@
+/* cmd_bench.c - `tilestream bench [kernels|overlap|all]`. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_bench(cli_opts *o)
+{
+    const char *what = o->n_inputs > 0 ? o->inputs[0] : "all";
+    int kernels = !strcmp(what, "kernels") || !strcmp(what, "all");
+    int overlap = !strcmp(what, "overlap") || !strcmp(what, "all");
+    if ((!kernels && !overlap) || o->n_inputs > 1) {
+        fprintf(stderr, "tilestream bench: say kernels, overlap or all, not '%s'\n", what);
+        return EXIT_USAGE;
+    }
+    ts_bench_opts bo = { o->bench_w, o->bench_h, o->reps, o->only, cli_print_line, NULL };
+    char *kjson = NULL, *ojson = NULL;
+    ts_err err = { 0 };
+    int rc = EXIT_ALL_OK;
+    if (kernels && ts_bench_kernels(&bo, o->json ? &kjson : NULL, &err) != TS_OK) {
+        fprintf(stderr, "tilestream bench kernels: %s\n", err.msg);
+        rc = EXIT_USAGE;
+    }
+    if (overlap && rc == EXIT_ALL_OK) {
+        if (kernels) putchar('\n');
+        if (ts_bench_overlap(&bo, o->json ? &ojson : NULL, &err) != TS_OK) {
+            fprintf(stderr, "tilestream bench overlap: %s\n", err.msg);
+            rc = EXIT_USAGE;
+        }
+    }
+    if (o->json && (kjson || ojson)) {
+        FILE *f = fopen(o->json, "w");
+        if (!f) {
+            fprintf(stderr, "tilestream bench: cannot write %s\n", o->json);
+            rc = EXIT_USAGE;
+        } else {
+            fprintf(f, "{\n\"kernels\": %s,\n\"overlap\": %s\n}\n", kjson ? kjson : "null", ojson ? ojson : "null");
+            if (fclose(f) != 0) rc = EXIT_USAGE;
+        }
+    }
+    free(kjson);
+    free(ojson);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/* cmd_info.c - `tilestream info` and `tilestream ops`. */
+#include "cli.h"
+
+#include <stdio.h>
+
+static const char *const ORIENTATION_NAMES[9] = {
+    "?", "normal", "flip h", "rot180", "flip v", "transpose", "rot90 cw", "transverse", "rot270 cw",
+};
+
+int cmd_info(cli_opts *o)
+{
+    int failed = 0;
+    if (o->n_inputs == 0) {
+        fprintf(stderr, "tilestream info: no files (see `tilestream info --help`)\n");
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < o->n_inputs; i++) {
+        ts_image_info info;
+        ts_err err = { 0 };
+        if (ts_image_probe(o->inputs[i], &info, &err) != TS_OK) {
+            fprintf(stderr, "tilestream: %s\n", err.msg);
+            failed++;
+            continue;
+        }
+        int orient = info.orientation >= 1 && info.orientation <= 8 ? info.orientation : 1;
+        printf("%s: %s %dx%d, %d channel%s (%s), %d-bit%s%s%s, orientation %d (%s)", o->inputs[i],
+               ts_format_name(info.format), info.w, info.h, info.c, info.c == 1 ? "" : "s",
+               info.color ? info.color : "?", info.bit_depth, info.palette ? ", palette" : "",
+               info.interlaced ? ", interlaced" : "", info.progressive ? ", progressive" : "", orient,
+               ORIENTATION_NAMES[orient]);
+        if (info.icc_len) printf(", ICC profile %zu bytes", info.icc_len);
+        putchar('\n');
+    }
+    return failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+}
+
+int cmd_ops(cli_opts *o)
+{
+    (void)o;
+    ts_ops_list(cli_print_line, NULL);
+    return EXIT_ALL_OK;
+}

@@ -1,0 +1,129 @@
+/* cmd_run.c - `tilestream run`: the batch job, its progress and its table. */
+#include "cli.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int interrupted = 0;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    if (interrupted) _exit(130); /* a second Ctrl-C: stop now */
+    interrupted = 1;
+}
+
+typedef struct progress {
+    const cli_opts *o;
+    int tty;
+} progress;
+
+static void on_image(void *ctx, const ts_image_result *r, int done, int total)
+{
+    progress *p = ctx;
+    if (p->o->dry_run) {
+        printf("%s -> %s\n", r->input, r->output);
+        return;
+    }
+    if (r->status != TS_OK && !r->skipped) {
+        if (p->tty && !p->o->quiet) fputs("\r\033[K", stderr);
+        fprintf(stderr, "tilestream: FAILED %s\n", r->error);
+    } else if (p->o->verbose) {
+        if (r->skipped) fprintf(stderr, "[%d/%d] %s: exists, skipped\n", done, total, r->output);
+        else fprintf(stderr, "[%d/%d] %s -> %s (%dx%d -> %dx%d, decode %.1f ms, ops %.1f ms, encode %.1f ms)\n",
+                     done, total, r->input, r->output, r->w, r->h, r->out_w, r->out_h, r->decode_s * 1e3,
+                     r->ops_s * 1e3, r->encode_s * 1e3);
+    }
+    if (p->tty && !p->o->quiet && !p->o->verbose) {
+        int width = 30, filled = total ? done * width / total : width;
+        fprintf(stderr, "\r[%.*s%*s] %d/%d", filled, "##############################", width - filled, "", done, total);
+        if (done == total) fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+}
+
+static void print_table(const ts_batch_result *r, const ts_trace *t)
+{
+    ts_stage_stat st[64];
+    int n = ts_trace_summary(t, st, 64);
+    double busy = 0;
+    printf("%-18s %7s %10s %11s %9s\n", "stage", "count", "busy s", "MB", "GB/s");
+    for (int i = 0; i < n; i++) {
+        busy += st[i].busy_s;
+        printf("%-18s %7d %10.3f %11.1f %9.2f\n", st[i].stage, st[i].count, st[i].busy_s,
+               (double)st[i].bytes / 1e6, st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0);
+    }
+    double span = ts_trace_span(t);
+    printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s, "
+           "overlap efficiency %.2f\n",
+           r->n_images, r->n_ok, r->n_failed, r->n_skipped, r->wall_s, r->wall_s > 0 ? r->n_ok / r->wall_s : 0,
+           r->wall_s > 0 ? (double)r->pixels_in / 1e6 / r->wall_s : 0, span > 0 ? busy / span : 0);
+}
+
+int cmd_run(cli_opts *o)
+{
+    if (o->n_inputs == 0) {
+        fprintf(stderr, "tilestream run: no inputs (see `tilestream run --help`)\n");
+        return EXIT_USAGE;
+    }
+    if (!o->outdir) {
+        fprintf(stderr, "tilestream run: no output folder: give -o OUTDIR\n");
+        return EXIT_USAGE;
+    }
+    ts_trace *trace = ts_trace_create();
+    if (!trace) {
+        fprintf(stderr, "tilestream run: out of memory\n");
+        return EXIT_USAGE;
+    }
+    progress p = { o, isatty(2) };
+    ts_batch_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.inputs = o->inputs;
+    bo.n_inputs = o->n_inputs;
+    bo.outdir = o->outdir;
+    bo.chain_text = o->ops ? o->ops : "";
+    bo.device = o->device;
+    bo.path = o->path;
+    bo.streams = o->streams;
+    bo.tile_w = o->tile_w;
+    bo.tile_h = o->tile_h;
+    bo.jobs = o->jobs;
+    bo.format = o->format;
+    bo.quality = o->quality;
+    bo.png_level = o->png_level;
+    bo.skip_existing = o->skip_existing;
+    bo.overwrite = o->overwrite;
+    bo.dry_run = o->dry_run;
+    bo.keep_orientation = o->keep_orientation;
+    bo.max_pixels = o->max_pixels;
+    bo.trace = trace;
+    bo.stop = &interrupted;
+    bo.on_image = on_image;
+    bo.ctx = &p;
+    signal(SIGINT, on_sigint);
+
+    ts_batch_result r;
+    ts_err err = { 0 };
+    ts_status st = ts_batch_run(&bo, &r, &err);
+    int fatal = st != TS_OK && (r.n_images == 0 || st == TS_E_DEVICE || st == TS_E_INTERRUPTED);
+    if (r.n_images > 0 && !o->quiet && !o->dry_run) {
+        printf("device: %s (%s)\n", r.device, r.device_note);
+        print_table(&r, trace);
+    }
+    ts_err werr = { 0 };
+    if (o->report && r.n_images > 0 && ts_report_write(o->report, &r, trace, bo.chain_text, &werr) != TS_OK)
+        fprintf(stderr, "tilestream: %s\n", werr.msg), fatal = 1;
+    if (o->trace && r.n_images > 0 && ts_trace_write_chrome(trace, o->trace, &werr) != TS_OK)
+        fprintf(stderr, "tilestream: %s\n", werr.msg), fatal = 1;
+    if (o->timeline && r.n_images > 0 && ts_trace_write_svg(trace, o->timeline, &werr) != TS_OK)
+        fprintf(stderr, "tilestream: %s\n", werr.msg), fatal = 1;
+    if (st != TS_OK) fprintf(stderr, "tilestream: %s\n", err.msg);
+    int failed = r.n_failed;
+    ts_batch_result_free(&r);
+    ts_trace_free(trace);
+    if (fatal) return EXIT_USAGE;
+    return failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+}
