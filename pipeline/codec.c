@@ -1,0 +1,243 @@
+/* codec.c - ts_image_probe, ts_image_load and ts_image_save: open the file,
+ * pick the codec (by content when reading, by option or extension when
+ * writing), and make saving atomic.
+ *
+ * Saving writes to a temporary file in the destination's own directory
+ * (".name.XXXXXX.tmp", created with O_EXCL so that parallel writers never
+ * share one) and renames it over the destination only after the encoder
+ * and fclose have succeeded. rename() within one directory is atomic, so a
+ * reader sees the old file or the complete new one, never half of either;
+ * on any failure the temporary file is removed. */
+#include "codec_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int ts_icc_fits(const unsigned char *icc, size_t len, int c)
+{
+    if (!icc || len < 128)
+        return 0;
+    return memcmp(icc + 16, c <= 2 ? "GRAY" : "RGB ", 4) == 0;
+}
+
+/* ------------------------------------------------------------- reading */
+
+/* Open path for reading and tell its format from the first bytes. On
+ * success *out is open and positioned at the start. */
+static ts_status open_image(const char *path, FILE **out, ts_format *format, ts_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ts_err_set(err, TS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return ts_err_set(err, TS_E_IO, "%s: is a directory, not an image", path);
+    }
+    unsigned char head[TS_SNIFF_BYTES];
+    size_t n = fread(head, 1, sizeof head, f);
+    if (ferror(f)) {
+        int e = errno;
+        fclose(f);
+        return ts_err_set(err, TS_E_IO, "%s: read error: %s", path, strerror(e));
+    }
+    if (n == 0) {
+        fclose(f);
+        return ts_err_set(err, TS_E_FORMAT, "%s: empty file (0 bytes), not an image", path);
+    }
+    ts_format fmt = ts_format_sniff(head, n);
+    if (!ts_format_can_read(fmt)) {
+        fclose(f);
+        if (fmt != TS_FMT_UNKNOWN)
+            return ts_err_set(err, TS_E_FORMAT, "%s: %s images cannot be read (only PNG and JPEG)",
+                              path, ts_format_name(fmt));
+        return ts_err_set(err, TS_E_FORMAT, "%s: not a PNG or JPEG image", path);
+    }
+    rewind(f);
+    *out = f;
+    *format = fmt;
+    return TS_OK;
+}
+
+ts_status ts_image_probe(const char *path, ts_image_info *info, ts_err *err)
+{
+    FILE *f;
+    ts_format fmt;
+    memset(info, 0, sizeof *info);
+    ts_status st = open_image(path, &f, &fmt, err);
+    if (st != TS_OK)
+        return st;
+    if (fmt == TS_FMT_PNG)
+        st = ts_png_probe(f, path, info, err);
+    else
+        st = ts_jpeg_probe(f, path, info, err);
+    fclose(f);
+    return st;
+}
+
+ts_status ts_image_load(const char *path, const ts_load_opts *opts,
+                        ts_image *img, ts_err *err)
+{
+    FILE *f;
+    ts_format fmt;
+    memset(img, 0, sizeof *img);
+    uint64_t max_pixels = opts && opts->max_pixels ? opts->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    const ts_allocator *a = opts ? opts->allocator : NULL;
+    ts_status st = open_image(path, &f, &fmt, err);
+    if (st != TS_OK)
+        return st;
+    if (fmt == TS_FMT_PNG)
+        st = ts_png_load(f, path, max_pixels, a, img, err);
+    else
+        st = ts_jpeg_load(f, path, max_pixels, a, img, err);
+    fclose(f);
+    return st;
+}
+
+/* ------------------------------------------------------------- writing */
+
+static ts_status check_image(const char *path, const ts_image *img, ts_err *err)
+{
+    if (!img || !img->data || img->w <= 0 || img->h <= 0)
+        return ts_err_set(err, TS_E_ARG, "%s: no image to save", path);
+    if (img->c < 1 || img->c > 4)
+        return ts_err_set(err, TS_E_ARG, "%s: cannot save %d channels", path, img->c);
+    if (img->type != TS_U8 && img->type != TS_U16 && img->type != TS_F32)
+        return ts_err_set(err, TS_E_ARG, "%s: unknown sample type %d", path, (int)img->type);
+    if (img->stride < (size_t)img->w * ts_pixel_bytes(img))
+        return ts_err_set(err, TS_E_ARG, "%s: row stride %zu is less than a row", path, img->stride);
+    return TS_OK;
+}
+
+typedef struct save_params {
+    ts_format format;
+    int quality, png_level, progressive;
+} save_params;
+
+static ts_status resolve_opts(const char *path, const ts_save_opts *opts, save_params *p, ts_err *err)
+{
+    p->format = opts && opts->format != TS_FMT_UNKNOWN ? opts->format : ts_format_from_path(path);
+    p->quality = opts && opts->quality ? opts->quality : 90;
+    p->png_level = opts ? opts->png_level : -1;
+    p->progressive = opts ? opts->progressive : 0;
+    if (p->png_level < 0)
+        p->png_level = 3;
+    if (p->format == TS_FMT_UNKNOWN)
+        return ts_err_set(err, TS_E_FORMAT,
+                          "%s: unknown output format (use .png, .jpg, .bmp, .tga or .hdr)", path);
+    if (p->quality < 1 || p->quality > 100)
+        return ts_err_set(err, TS_E_ARG, "%s: JPEG quality %d is not in 1..100", path, p->quality);
+    if (p->png_level > 9)
+        return ts_err_set(err, TS_E_ARG, "%s: PNG compression level %d is not in 0..9", path,
+                          p->png_level);
+    return TS_OK;
+}
+
+/* Fill the six X's of name with letters and digits that differ between
+ * calls, processes and attempts. O_EXCL, not this, is what guarantees a
+ * fresh file; this only makes a clash unlikely. */
+static void fill_random_suffix(char *x6, unsigned attempt)
+{
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static atomic_ulong counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t v = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_nsec * 0xD1B54A32D192ED03ull
+               ^ (uint64_t)atomic_fetch_add(&counter, 1) * 0x94D049BB133111EBull ^ attempt;
+    for (int i = 0; i < 6; i++) {
+        x6[i] = chars[v % (sizeof chars - 1)];
+        v /= sizeof chars - 1;
+    }
+}
+
+/* Create ".base.XXXXXX.tmp" beside path; *tmp_out is malloc'd. */
+static ts_status create_temp(const char *path, char **tmp_out, FILE **f_out, ts_err *err)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dir_len;
+    size_t base_len = strlen(base);
+    if (base_len > 200)   /* keep the temporary name under NAME_MAX */
+        base_len = 200;
+    char *tmp = malloc(dir_len + base_len + 16);
+    if (!tmp)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory", path);
+    memcpy(tmp, path, dir_len);
+    char *p = tmp + dir_len;
+    *p++ = '.';
+    memcpy(p, base, base_len);
+    p += base_len;
+    memcpy(p, ".XXXXXX.tmp", 12);
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        fill_random_suffix(p + 1, attempt);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0) {
+            ts_err_set(err, TS_E_IO, "%s: cannot create a file in that directory: %s", path,
+                       strerror(errno));
+            free(tmp);
+            return TS_E_IO;
+        }
+        FILE *f = fdopen(fd, "wb");
+        if (!f) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return ts_err_set(err, TS_E_IO, "%s: cannot write: %s", path, strerror(e));
+        }
+        *tmp_out = tmp;
+        *f_out = f;
+        return TS_OK;
+    }
+    free(tmp);
+    return ts_err_set(err, TS_E_IO, "%s: cannot find a free temporary name beside it", path);
+}
+
+static ts_status encode(FILE *f, const char *path, const ts_image *img, const save_params *p,
+                        ts_err *err)
+{
+    switch (p->format) {
+    case TS_FMT_PNG:
+        return ts_png_save(f, path, img, p->png_level, err);
+    case TS_FMT_JPEG:
+        return ts_jpeg_save(f, path, img, p->quality, p->progressive, err);
+    default:
+        return ts_stb_save(f, path, img, p->format, err);
+    }
+}
+
+ts_status ts_image_save(const char *path, const ts_image *img,
+                        const ts_save_opts *opts, ts_err *err)
+{
+    save_params p;
+    ts_status st = check_image(path, img, err);
+    if (st == TS_OK)
+        st = resolve_opts(path, opts, &p, err);
+    if (st != TS_OK)
+        return st;
+
+    char *tmp;
+    FILE *f;
+    st = create_temp(path, &tmp, &f, err);
+    if (st != TS_OK)
+        return st;
+    st = encode(f, path, img, &p, err);
+    int close_failed = fclose(f) != 0;   /* flushes: a full disk shows here */
+    if (st == TS_OK && close_failed)
+        st = ts_err_set(err, TS_E_IO, "%s: cannot write: %s", path, strerror(errno));
+    if (st == TS_OK && rename(tmp, path) != 0)
+        st = ts_err_set(err, TS_E_IO, "%s: cannot rename the finished file into place: %s",
+                        path, strerror(errno));
+    if (st != TS_OK)
+        unlink(tmp);
+    free(tmp);
+    return st;
+}

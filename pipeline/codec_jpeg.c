@@ -1,0 +1,410 @@
+/* codec_jpeg.c - JPEG through libjpeg(-turbo).
+ *
+ * Reading gives 8-bit grey or RGB. CMYK and YCCK files (from Photoshop and
+ * print workflows) are converted to RGB here: libjpeg turns YCCK into CMYK,
+ * and Adobe's files store CMYK inverted (255 = no ink), which the APP14
+ * marker tells us. The EXIF orientation and the ICC profile are kept.
+ *
+ * libjpeg reports a fatal error by calling error_exit, which must not
+ * return: ours records the message and longjmps to the one function that
+ * called setjmp; jpeg_destroy then frees everything libjpeg allocated.
+ * Warnings are not printed. One warning is fatal for us: "premature end of
+ * data", because libjpeg would otherwise fill the rest of a truncated file
+ * with grey and call it a success. Hostile progressive files can hold
+ * thousands of tiny scans that each cost a pass over the whole image; the
+ * progress monitor stops after TS_JPEG_MAX_SCANS. */
+#include "codec_internal.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+#define ICC_MARKER (JPEG_APP0 + 2)
+#define EXIF_MARKER (JPEG_APP0 + 1)
+
+typedef struct jpeg_job {
+    struct jpeg_error_mgr jerr;     /* first: libjpeg hands us &jerr */
+    jmp_buf jump;
+    struct jpeg_progress_mgr progress;
+    const char *path;
+    FILE *f;
+    ts_status status;               /* what a jump means (set before jumping) */
+    int truncated;                  /* the jump was for premature end of data */
+    char msg[JMSG_LENGTH_MAX];
+    int err_no;
+    /* reading */
+    struct jpeg_decompress_struct d;
+    uint64_t max_pixels;
+    const ts_allocator *alloc;
+    ts_image *img;
+    ts_image_info *probe;
+    /* writing */
+    struct jpeg_compress_struct cw;
+    const ts_image *src;
+    int quality, progressive;
+} jpeg_job;
+
+static void jpeg_on_error_exit(j_common_ptr cinfo)
+{
+    jpeg_job *job = (jpeg_job *)cinfo->err;
+    job->err_no = errno;
+    (*cinfo->err->format_message)(cinfo, job->msg);
+    longjmp(job->jump, 1);
+}
+
+static void jpeg_on_message(j_common_ptr cinfo, int level)
+{
+    jpeg_job *job = (jpeg_job *)cinfo->err;
+    if (level >= 0)
+        return;                     /* trace messages */
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
+        job->status = TS_E_CORRUPT;
+        job->truncated = 1;
+        longjmp(job->jump, 1);
+    }
+    cinfo->err->num_warnings++;     /* recoverable corruption: keep going, quietly */
+}
+
+static void jpeg_on_progress(j_common_ptr cinfo)
+{
+    if (!cinfo->is_decompressor)
+        return;
+    jpeg_job *job = (jpeg_job *)cinfo->err;
+    j_decompress_ptr d = (j_decompress_ptr)cinfo;
+    if (d->input_scan_number > TS_JPEG_MAX_SCANS) {
+        job->status = TS_E_CORRUPT;
+        snprintf(job->msg, sizeof job->msg, "more than %d progressive scans", TS_JPEG_MAX_SCANS);
+        longjmp(job->jump, 1);
+    }
+}
+
+static void jpeg_job_init(jpeg_job *job, FILE *f, const char *path)
+{
+    memset(job, 0, sizeof *job);
+    job->path = path;
+    job->f = f;
+    job->status = TS_E_CORRUPT;
+    jpeg_std_error(&job->jerr);
+    job->jerr.error_exit = jpeg_on_error_exit;
+    job->jerr.emit_message = jpeg_on_message;
+    job->progress.progress_monitor = jpeg_on_progress;
+}
+
+/* ------------------------------------------------------------- reading */
+
+static ts_status jpeg_read_error(jpeg_job *job, ts_err *err)
+{
+    if (ferror(job->f))
+        return ts_err_set(err, TS_E_IO, "%s: read error: %s", job->path, strerror(job->err_no));
+    if (job->truncated)
+        return ts_err_set(err, TS_E_CORRUPT, "%s: truncated JPEG (the file ends early)", job->path);
+    return ts_err_set(err, job->status, "%s: corrupt JPEG: %s", job->path, job->msg);
+}
+
+static const char *jpeg_color_name(J_COLOR_SPACE cs)
+{
+    switch (cs) {
+    case JCS_GRAYSCALE: return "grey";
+    case JCS_RGB: return "rgb";
+    case JCS_YCbCr: return "ycbcr";
+    case JCS_CMYK: return "cmyk";
+    case JCS_YCCK: return "ycck";
+    default: return "unknown";
+    }
+}
+
+static int jpeg_is_cmyk(const struct jpeg_decompress_struct *d)
+{
+    return d->jpeg_color_space == JCS_CMYK || d->jpeg_color_space == JCS_YCCK;
+}
+
+static int jpeg_orientation(const struct jpeg_decompress_struct *d)
+{
+    for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next) {
+        if (m->marker != EXIF_MARKER || m->data_length < 6 || memcmp(m->data, "Exif\0\0", 6) != 0)
+            continue;
+        int o = ts_exif_orientation(m->data + 6, m->data_length - 6);
+        if (o)
+            return o;
+    }
+    return 1;
+}
+
+static void jpeg_read_header_and_markers(jpeg_job *job)
+{
+    struct jpeg_decompress_struct *d = &job->d;
+    jpeg_stdio_src(d, job->f);
+    jpeg_save_markers(d, EXIF_MARKER, 0xFFFF);
+    jpeg_save_markers(d, ICC_MARKER, 0xFFFF);
+    jpeg_read_header(d, TRUE);
+}
+
+static void jpeg_probe_body(jpeg_job *job)
+{
+    struct jpeg_decompress_struct *d = &job->d;
+    ts_image_info *info = job->probe;
+    jpeg_read_header_and_markers(job);
+    info->w = (int)d->image_width;
+    info->h = (int)d->image_height;
+    info->c = d->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
+    info->type = TS_U8;
+    info->bit_depth = d->data_precision;
+    info->format = TS_FMT_JPEG;
+    info->orientation = jpeg_orientation(d);
+    info->progressive = d->progressive_mode ? 1 : 0;
+    info->color = jpeg_color_name(d->jpeg_color_space);
+    JOCTET *icc = NULL;
+    unsigned int icc_len = 0;
+    if (jpeg_read_icc_profile(d, &icc, &icc_len)) {
+        info->icc_len = icc_len;
+        free(icc);
+    }
+}
+
+/* One CMYK row to RGB. Adobe files store inverted values (k' = 255 - k),
+ * so there R = c' * k' / 255; plain CMYK gives R = (255-c)(255-k)/255. */
+static void cmyk_row_to_rgb(const JSAMPLE *in, unsigned char *out, int w, int inverted)
+{
+    for (int x = 0; x < w; x++, in += 4, out += 3) {
+        unsigned k = inverted ? in[3] : 255u - in[3];
+        for (int i = 0; i < 3; i++) {
+            unsigned v = inverted ? in[i] : 255u - in[i];
+            out[i] = (unsigned char)((v * k + 127u) / 255u);
+        }
+    }
+}
+
+static void jpeg_read_rows(jpeg_job *job)
+{
+    struct jpeg_decompress_struct *d = &job->d;
+    ts_image *img = job->img;
+    if (jpeg_is_cmyk(d)) {
+        JSAMPARRAY cmyk = (*d->mem->alloc_sarray)((j_common_ptr)d, JPOOL_IMAGE,
+                                                  d->output_width * 4, 1);
+        while (d->output_scanline < d->output_height) {
+            unsigned char *row = img->data + (size_t)d->output_scanline * img->stride;
+            jpeg_read_scanlines(d, cmyk, 1);
+            cmyk_row_to_rgb(cmyk[0], row, img->w, d->saw_Adobe_marker);
+        }
+        return;
+    }
+    /* Straight into the image's memory (pinned when the engine asked). */
+    while (d->output_scanline < d->output_height) {
+        JSAMPROW rows[16];
+        JDIMENSION n = d->output_height - d->output_scanline;
+        if (n > 16)
+            n = 16;
+        for (JDIMENSION i = 0; i < n; i++)
+            rows[i] = img->data + (size_t)(d->output_scanline + i) * img->stride;
+        jpeg_read_scanlines(d, rows, n);
+    }
+}
+
+static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
+{
+    struct jpeg_decompress_struct *d = &job->d;
+    jpeg_read_header_and_markers(job);
+    if (d->jpeg_color_space == JCS_GRAYSCALE)
+        d->out_color_space = JCS_GRAYSCALE;
+    else if (jpeg_is_cmyk(d))
+        d->out_color_space = JCS_CMYK;
+    else
+        d->out_color_space = JCS_RGB;
+    jpeg_calc_output_dimensions(d);
+    int c = d->out_color_space == JCS_GRAYSCALE ? 1 : 3;
+
+    /* Before jpeg_start_decompress, which allocates whole-image buffers
+     * for progressive files. */
+    ts_err why;
+    ts_status st = ts_image_alloc(job->img, (int)d->output_width, (int)d->output_height, c,
+                                  TS_U8, job->max_pixels, job->alloc, &why);
+    if (st != TS_OK)
+        return ts_err_set(err, st, "%s: %s", job->path, why.msg);
+
+    JOCTET *icc = NULL;
+    unsigned int icc_len = 0;
+    if (jpeg_read_icc_profile(d, &icc, &icc_len) && icc) {
+        job->img->icc = icc;
+        job->img->icc_len = icc_len;
+    }
+    job->img->orientation = jpeg_orientation(d);
+
+    jpeg_start_decompress(d);
+    jpeg_read_rows(job);
+    jpeg_finish_decompress(d);
+    return TS_OK;
+}
+
+/* Even creating the decompressor can fail (out of memory), so it happens
+ * after setjmp; jpeg_destroy copes with a half-made struct. */
+static void jpeg_start_reader(jpeg_job *job)
+{
+    job->d.err = &job->jerr;
+    jpeg_create_decompress(&job->d);
+    job->d.progress = &job->progress;
+}
+
+/* The only functions that call setjmp. */
+static ts_status jpeg_guarded_load(jpeg_job *job, ts_err *err)
+{
+    if (setjmp(job->jump))
+        return jpeg_read_error(job, err);
+    jpeg_start_reader(job);
+    return jpeg_load_body(job, err);
+}
+
+static ts_status jpeg_guarded_probe(jpeg_job *job, ts_err *err)
+{
+    if (setjmp(job->jump))
+        return jpeg_read_error(job, err);
+    jpeg_start_reader(job);
+    jpeg_probe_body(job);
+    return TS_OK;
+}
+
+ts_status ts_jpeg_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err)
+{
+    jpeg_job *job = malloc(sizeof *job);
+    if (!job)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG decoder", path);
+    jpeg_job_init(job, f, path);
+    memset(info, 0, sizeof *info);
+    job->probe = info;
+    ts_status st = jpeg_guarded_probe(job, err);
+    jpeg_destroy_decompress(&job->d);
+    free(job);
+    return st;
+}
+
+ts_status ts_jpeg_load(FILE *f, const char *path, uint64_t max_pixels,
+                       const ts_allocator *a, ts_image *img, ts_err *err)
+{
+    memset(img, 0, sizeof *img);
+    jpeg_job *job = malloc(sizeof *job);
+    if (!job)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG decoder", path);
+    jpeg_job_init(job, f, path);
+    job->max_pixels = max_pixels;
+    job->alloc = a;
+    job->img = img;
+    ts_status st = jpeg_guarded_load(job, err);
+    jpeg_destroy_decompress(&job->d);
+    free(job);
+    if (st != TS_OK)
+        ts_image_free(img);
+    return st;
+}
+
+/* ------------------------------------------------------------- writing */
+
+static unsigned char sample_to_u8(const ts_image *img, const unsigned char *row, size_t i)
+{
+    switch (img->type) {
+    case TS_U8:
+        return row[i];
+    case TS_U16:
+        return ts_u16_to_u8(((const uint16_t *)row)[i]);
+    case TS_F32: {
+        float v = ((const float *)row)[i] * 255.0f + 0.5f;
+        return !(v > 0.0f) ? 0 : v >= 255.0f ? 255 : (unsigned char)v;
+    }
+    }
+    return 0;
+}
+
+/* Row y as 8-bit grey or RGB, alpha dropped. */
+static void jpeg_convert_row(const ts_image *img, int y, int out_c, unsigned char *out)
+{
+    const unsigned char *row = img->data + (size_t)y * img->stride;
+    for (int x = 0; x < img->w; x++)
+        for (int i = 0; i < out_c; i++)
+            out[x * out_c + i] = sample_to_u8(img, row, (size_t)x * (size_t)img->c + (size_t)i);
+}
+
+static void jpeg_write_extras(jpeg_job *job)
+{
+    const ts_image *img = job->src;
+    if (img->orientation >= 2 && img->orientation <= 8) {
+        unsigned char exif[6 + TS_EXIF_ORIENT_BYTES];
+        memcpy(exif, "Exif\0\0", 6);
+        size_t n = 6 + ts_exif_make_orientation(exif + 6, img->orientation);
+        jpeg_write_marker(&job->cw, EXIF_MARKER, exif, (unsigned int)n);
+    }
+    if (img->icc && ts_icc_fits(img->icc, img->icc_len, img->c))
+        jpeg_write_icc_profile(&job->cw, img->icc, (unsigned int)img->icc_len);
+}
+
+static void jpeg_write_body(jpeg_job *job)
+{
+    struct jpeg_compress_struct *cw = &job->cw;
+    const ts_image *img = job->src;
+    int out_c = img->c >= 3 ? 3 : 1;
+    jpeg_stdio_dest(cw, job->f);
+    cw->image_width = (JDIMENSION)img->w;
+    cw->image_height = (JDIMENSION)img->h;
+    cw->input_components = out_c;
+    cw->in_color_space = out_c == 3 ? JCS_RGB : JCS_GRAYSCALE;
+    jpeg_set_defaults(cw);
+    jpeg_set_quality(cw, job->quality, TRUE);
+    if (job->progressive)
+        jpeg_simple_progression(cw);
+
+    /* Rows go to libjpeg as they are when they already are 8-bit grey or
+     * RGB; otherwise each is converted into one scratch row. */
+    int direct = img->type == TS_U8 && img->c == out_c;
+    JSAMPARRAY scratch = NULL;
+    if (!direct)
+        scratch = (*cw->mem->alloc_sarray)((j_common_ptr)cw, JPOOL_PERMANENT,
+                                           (JDIMENSION)img->w * (JDIMENSION)out_c, 1);
+    jpeg_start_compress(cw, TRUE);
+    jpeg_write_extras(job);
+    while (cw->next_scanline < cw->image_height) {
+        int y = (int)cw->next_scanline;
+        JSAMPROW row;
+        if (direct) {
+            row = (JSAMPROW)(img->data + (size_t)y * img->stride);
+        } else {
+            jpeg_convert_row(img, y, out_c, scratch[0]);
+            row = scratch[0];
+        }
+        jpeg_write_scanlines(cw, &row, 1);
+    }
+    jpeg_finish_compress(cw);
+}
+
+static ts_status jpeg_write_error(jpeg_job *job, ts_err *err)
+{
+    if (ferror(job->f))
+        return ts_err_set(err, TS_E_IO, "%s: cannot write: %s", job->path, strerror(job->err_no));
+    return ts_err_set(err, TS_E_FORMAT, "%s: JPEG encoder: %s", job->path, job->msg);
+}
+
+static ts_status jpeg_guarded_write(jpeg_job *job, ts_err *err)
+{
+    if (setjmp(job->jump))
+        return jpeg_write_error(job, err);
+    job->cw.err = &job->jerr;
+    jpeg_create_compress(&job->cw);
+    jpeg_write_body(job);
+    return TS_OK;
+}
+
+ts_status ts_jpeg_save(FILE *f, const char *path, const ts_image *img,
+                       int quality, int progressive, ts_err *err)
+{
+    jpeg_job *job = malloc(sizeof *job);
+    if (!job)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG encoder", path);
+    jpeg_job_init(job, f, path);
+    job->src = img;
+    job->quality = quality;
+    job->progressive = progressive;
+    ts_status st = jpeg_guarded_write(job, err);
+    jpeg_destroy_compress(&job->cw);
+    free(job);
+    return st;
+}

@@ -1,0 +1,379 @@
+/* codec_png.c - PNG through libpng.
+ *
+ * Reading gives what the file holds, made regular: palettes expand to RGB
+ * (RGBA with tRNS), grey below 8 bits scales to 8 bits by bit replication,
+ * tRNS on grey/RGB becomes an alpha channel, 16-bit stays 16-bit in host
+ * byte order. Gamma, sBIT and bKGD are left alone: pixels are as stored.
+ *
+ * libpng reports errors by calling our handler, which records the message
+ * and longjmps back to the one function that called setjmp. That function
+ * changes none of its locals after setjmp (everything lives in the context
+ * struct of the caller), so nothing is indeterminate after the jump. */
+#include "codec_internal.h"
+
+#include <errno.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct png_job {
+    const char *path;
+    FILE *f;
+    png_structp png;
+    png_infop info;
+    char msg[256];          /* libpng's last error message */
+    int err_no;             /* errno when the error happened (writing) */
+    /* reading */
+    uint64_t max_pixels;
+    const ts_allocator *alloc;
+    ts_image *img;
+    png_bytep *rows;
+    ts_image_info *probe;   /* header only */
+    /* writing */
+    const ts_image *src;
+    int level;
+    unsigned char *scratch;
+} png_job;
+
+static void png_on_error(png_structp png, png_const_charp msg)
+{
+    png_job *job = png_get_error_ptr(png);
+    job->err_no = errno;
+    snprintf(job->msg, sizeof job->msg, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+/* Warnings (a bad ancillary chunk, an unknown sRGB profile) change nothing
+ * in the pixels; library code does not print. */
+static void png_on_warning(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+/* ------------------------------------------------------------- reading */
+
+static const char *png_color_name(int color_type)
+{
+    switch (color_type) {
+    case PNG_COLOR_TYPE_GRAY: return "grey";
+    case PNG_COLOR_TYPE_GRAY_ALPHA: return "grey+alpha";
+    case PNG_COLOR_TYPE_RGB: return "rgb";
+    case PNG_COLOR_TYPE_RGB_ALPHA: return "rgba";
+    case PNG_COLOR_TYPE_PALETTE: return "palette";
+    }
+    return "unknown";
+}
+
+/* Channels of the decoded image for a colour type, with tRNS as alpha. */
+static int png_out_channels(int color_type, int has_trns)
+{
+    switch (color_type) {
+    case PNG_COLOR_TYPE_GRAY: return 1 + has_trns;
+    case PNG_COLOR_TYPE_GRAY_ALPHA: return 2;
+    case PNG_COLOR_TYPE_RGB: return 3 + has_trns;
+    case PNG_COLOR_TYPE_RGB_ALPHA: return 4;
+    case PNG_COLOR_TYPE_PALETTE: return 3 + has_trns;
+    }
+    return 0;
+}
+
+static int png_orientation(png_job *job)
+{
+#ifdef PNG_eXIf_SUPPORTED
+    png_uint_32 n = 0;
+    png_bytep exif = NULL;
+    if (png_get_eXIf_1(job->png, job->info, &n, &exif) && exif) {
+        int o = ts_exif_orientation(exif, n);
+        if (o)
+            return o;
+    }
+#endif
+    return 1;
+}
+
+static size_t png_icc_len(png_job *job)
+{
+    png_charp name;
+    int compression;
+    png_bytep profile;
+    png_uint_32 len = 0;
+    if (png_get_iCCP(job->png, job->info, &name, &compression, &profile, &len) && profile)
+        return len;
+    return 0;
+}
+
+static ts_status png_copy_icc(png_job *job)
+{
+    png_charp name;
+    int compression;
+    png_bytep profile;
+    png_uint_32 len = 0;
+    if (!png_get_iCCP(job->png, job->info, &name, &compression, &profile, &len) || !profile || !len)
+        return TS_OK;
+    job->img->icc = malloc(len);
+    if (!job->img->icc)
+        return TS_E_NOMEM;
+    memcpy(job->img->icc, profile, len);
+    job->img->icc_len = len;
+    return TS_OK;
+}
+
+static void png_read_header(png_job *job)
+{
+    png_init_io(job->png, job->f);
+    /* libpng's own default caps width and height at 1e6; max_pixels is
+     * the limit that matters, and it is checked before allocating. */
+    png_set_user_limits(job->png, 0x7fffffff, 0x7fffffff);
+    png_read_info(job->png, job->info);
+}
+
+static void png_probe_body(png_job *job)
+{
+    png_read_header(job);
+    ts_image_info *info = job->probe;
+    int ct = png_get_color_type(job->png, job->info);
+    int bd = png_get_bit_depth(job->png, job->info);
+    int trns = png_get_valid(job->png, job->info, PNG_INFO_tRNS) ? 1 : 0;
+    info->w = (int)png_get_image_width(job->png, job->info);
+    info->h = (int)png_get_image_height(job->png, job->info);
+    info->c = png_out_channels(ct, trns);
+    info->type = bd == 16 ? TS_U16 : TS_U8;
+    info->bit_depth = bd;
+    info->format = TS_FMT_PNG;
+    info->orientation = png_orientation(job);
+    info->interlaced = png_get_interlace_type(job->png, job->info) != PNG_INTERLACE_NONE;
+    info->progressive = 0;
+    info->palette = ct == PNG_COLOR_TYPE_PALETTE;
+    info->color = png_color_name(ct);
+    info->icc_len = png_icc_len(job);
+}
+
+/* Ask libpng for the regular layout described at the top of this file. */
+static void png_set_read_transforms(png_job *job)
+{
+    png_structp png = job->png;
+    int ct = png_get_color_type(png, job->info);
+    int bd = png_get_bit_depth(png, job->info);
+    if (ct == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(png);
+    if (ct == PNG_COLOR_TYPE_GRAY && bd < 8)
+        png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, job->info, PNG_INFO_tRNS))
+        png_set_tRNS_to_alpha(png);
+    if (bd == 16 && host_is_little_endian())
+        png_set_swap(png);
+    if (png_get_interlace_type(png, job->info) != PNG_INTERLACE_NONE)
+        png_set_interlace_handling(png);
+    png_read_update_info(png, job->info);
+}
+
+/* Everything between setjmp and the end of a successful read. Returns a
+ * status for problems we find ourselves; libpng's errors longjmp. */
+static ts_status png_load_body(png_job *job, ts_err *err)
+{
+    png_read_header(job);
+    png_set_read_transforms(job);
+
+    int w = (int)png_get_image_width(job->png, job->info);
+    int h = (int)png_get_image_height(job->png, job->info);
+    int c = png_get_channels(job->png, job->info);
+    ts_type type = png_get_bit_depth(job->png, job->info) == 16 ? TS_U16 : TS_U8;
+    ts_err why;
+    ts_status st = ts_image_alloc(job->img, w, h, c, type, job->max_pixels, job->alloc, &why);
+    if (st != TS_OK)
+        return ts_err_set(err, st, "%s: %s", job->path, why.msg);
+    if (png_get_rowbytes(job->png, job->info) != job->img->stride)
+        return ts_err_set(err, TS_E_FORMAT, "%s: unexpected PNG row layout (%zu bytes, expected %zu)",
+                          job->path, (size_t)png_get_rowbytes(job->png, job->info), job->img->stride);
+
+    job->rows = malloc(sizeof *job->rows * (size_t)h);
+    if (!job->rows)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for %d row pointers", job->path, h);
+    for (int y = 0; y < h; y++)
+        job->rows[y] = job->img->data + (size_t)y * job->img->stride;
+    png_read_image(job->png, job->rows);
+    /* Reading to IEND checks the trailing chunks' CRCs and finds a file
+     * cut short after its pixels; an eXIf chunk may also sit there. */
+    png_read_end(job->png, job->info);
+
+    job->img->orientation = png_orientation(job);
+    if (png_copy_icc(job) != TS_OK)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the ICC profile", job->path);
+    return TS_OK;
+}
+
+static ts_status png_read_error(png_job *job, ts_err *err)
+{
+    if (ferror(job->f))
+        return ts_err_set(err, TS_E_IO, "%s: read error: %s", job->path, strerror(job->err_no));
+    if (feof(job->f))
+        return ts_err_set(err, TS_E_CORRUPT, "%s: truncated PNG (the file ends early)", job->path);
+    return ts_err_set(err, TS_E_CORRUPT, "%s: corrupt PNG: %s", job->path, job->msg);
+}
+
+/* The only functions that call setjmp. */
+static ts_status png_guarded_load(png_job *job, ts_err *err)
+{
+    if (setjmp(png_jmpbuf(job->png)))
+        return png_read_error(job, err);
+    return png_load_body(job, err);
+}
+
+static ts_status png_guarded_probe(png_job *job, ts_err *err)
+{
+    if (setjmp(png_jmpbuf(job->png)))
+        return png_read_error(job, err);
+    png_probe_body(job);
+    return TS_OK;
+}
+
+static ts_status png_start_read(png_job *job, ts_err *err)
+{
+    job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, png_on_error, png_on_warning);
+    if (job->png)
+        job->info = png_create_info_struct(job->png);
+    if (!job->png || !job->info) {
+        png_destroy_read_struct(&job->png, &job->info, NULL);
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the PNG decoder", job->path);
+    }
+    return TS_OK;
+}
+
+ts_status ts_png_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err)
+{
+    png_job job;
+    memset(&job, 0, sizeof job);
+    job.path = path;
+    job.f = f;
+    job.probe = info;
+    memset(info, 0, sizeof *info);
+    ts_status st = png_start_read(&job, err);
+    if (st != TS_OK)
+        return st;
+    st = png_guarded_probe(&job, err);
+    png_destroy_read_struct(&job.png, &job.info, NULL);
+    return st;
+}
+
+ts_status ts_png_load(FILE *f, const char *path, uint64_t max_pixels,
+                      const ts_allocator *a, ts_image *img, ts_err *err)
+{
+    png_job job;
+    memset(&job, 0, sizeof job);
+    memset(img, 0, sizeof *img);
+    job.path = path;
+    job.f = f;
+    job.max_pixels = max_pixels;
+    job.alloc = a;
+    job.img = img;
+    ts_status st = png_start_read(&job, err);
+    if (st != TS_OK)
+        return st;
+    st = png_guarded_load(&job, err);
+    png_destroy_read_struct(&job.png, &job.info, NULL);
+    free(job.rows);
+    if (st != TS_OK)
+        ts_image_free(img);
+    return st;
+}
+
+/* ------------------------------------------------------------- writing */
+
+static const int png_color_types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                                       PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+
+/* A float row as 16-bit samples: value * 65535, rounded and clamped. */
+static void png_row_from_float(const ts_image *img, int y, uint16_t *out)
+{
+    const float *in = (const float *)(img->data + (size_t)y * img->stride);
+    size_t n = (size_t)img->w * (size_t)img->c;
+    for (size_t i = 0; i < n; i++) {
+        float v = in[i] * 65535.0f + 0.5f;
+        out[i] = !(v > 0.0f) ? 0 : v >= 65535.0f ? 65535 : (uint16_t)v;
+    }
+}
+
+static void png_write_body(png_job *job)
+{
+    const ts_image *img = job->src;
+    png_structp png = job->png;
+    int depth = img->type == TS_U8 ? 8 : 16;
+    png_init_io(png, job->f);
+    png_set_compression_level(png, job->level);
+    png_set_IHDR(png, job->info, (png_uint_32)img->w, (png_uint_32)img->h, depth,
+                 png_color_types[img->c], PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (img->icc && ts_icc_fits(img->icc, img->icc_len, img->c))
+        png_set_iCCP(png, job->info, "ICC profile", PNG_COMPRESSION_TYPE_BASE,
+                     img->icc, (png_uint_32)img->icc_len);
+#ifdef PNG_eXIf_SUPPORTED
+    unsigned char exif[TS_EXIF_ORIENT_BYTES];
+    if (img->orientation >= 2 && img->orientation <= 8) {
+        ts_exif_make_orientation(exif, img->orientation);
+        png_set_eXIf_1(png, job->info, (png_uint_32)sizeof exif, exif);
+    }
+#endif
+    png_write_info(png, job->info);
+    if (depth == 16 && host_is_little_endian())
+        png_set_swap(png);
+    for (int y = 0; y < img->h; y++) {
+        if (img->type == TS_F32) {
+            png_row_from_float(img, y, (uint16_t *)job->scratch);
+            png_write_row(png, job->scratch);
+        } else {
+            /* libpng copies the row before transforming it, so the image
+             * itself is never modified. */
+            png_write_row(png, (png_const_bytep)(img->data + (size_t)y * img->stride));
+        }
+    }
+    png_write_end(png, NULL);
+}
+
+static ts_status png_write_error(png_job *job, ts_err *err)
+{
+    if (ferror(job->f))
+        return ts_err_set(err, TS_E_IO, "%s: cannot write: %s", job->path, strerror(job->err_no));
+    return ts_err_set(err, TS_E_FORMAT, "%s: PNG encoder: %s", job->path, job->msg);
+}
+
+static ts_status png_guarded_write(png_job *job, ts_err *err)
+{
+    if (setjmp(png_jmpbuf(job->png)))
+        return png_write_error(job, err);
+    png_write_body(job);
+    return TS_OK;
+}
+
+ts_status ts_png_save(FILE *f, const char *path, const ts_image *img, int level, ts_err *err)
+{
+    png_job job;
+    memset(&job, 0, sizeof job);
+    job.path = path;
+    job.f = f;
+    job.src = img;
+    job.level = level;
+    if (img->type == TS_F32) {
+        job.scratch = malloc((size_t)img->w * (size_t)img->c * 2);
+        if (!job.scratch)
+            return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for a PNG row", path);
+    }
+    job.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &job, png_on_error, png_on_warning);
+    if (job.png)
+        job.info = png_create_info_struct(job.png);
+    if (!job.png || !job.info) {
+        png_destroy_write_struct(&job.png, &job.info);
+        free(job.scratch);
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the PNG encoder", path);
+    }
+    ts_status st = png_guarded_write(&job, err);
+    png_destroy_write_struct(&job.png, &job.info);
+    free(job.scratch);
+    return st;
+}
