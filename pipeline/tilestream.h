@@ -215,6 +215,12 @@ int ts_trace_summary(const ts_trace *t, ts_stage_stat *out, int max);
 double ts_trace_span(const ts_trace *t);
 ts_status ts_trace_write_chrome(const ts_trace *t, const char *path, ts_err *err);
 ts_status ts_trace_write_svg(const ts_trace *t, const char *path, ts_err *err);
+/* Time during which at least one event of the listed stages was running:
+ * the union of their intervals, so work that runs at the same time on
+ * several lanes counts once. stages: names separated by commas ("h2d");
+ * a leading '!' means every stage not listed ("!h2d,d2h": the kernels);
+ * NULL means all stages. */
+double ts_trace_busy(const ts_trace *t, const char *stages);
 
 /* ------------------------------------------------------------ GPU engine
  * (pipeline/engine_cuda.c) Streams images through the GPU in tiles: pinned
