@@ -67,7 +67,7 @@ static ts_status open_image(const char *path, FILE **out, ts_format *format, ts_
 
 ts_status ts_image_probe(const char *path, ts_image_info *info, ts_err *err)
 {
-    FILE *f;
+    FILE *f = NULL;
     ts_format fmt;
     memset(info, 0, sizeof *info);
     ts_status st = open_image(path, &f, &fmt, err);
@@ -84,7 +84,7 @@ ts_status ts_image_probe(const char *path, ts_image_info *info, ts_err *err)
 ts_status ts_image_load(const char *path, const ts_load_opts *opts,
                         ts_image *img, ts_err *err)
 {
-    FILE *f;
+    FILE *f = NULL;
     ts_format fmt;
     memset(img, 0, sizeof *img);
     uint64_t max_pixels = opts && opts->max_pixels ? opts->max_pixels : TS_DEFAULT_MAX_PIXELS;
@@ -224,8 +224,8 @@ ts_status ts_image_save(const char *path, const ts_image *img,
     if (st != TS_OK)
         return st;
 
-    char *tmp;
-    FILE *f;
+    char *tmp = NULL;
+    FILE *f = NULL;
     st = create_temp(path, &tmp, &f, err);
     if (st != TS_OK)
         return st;

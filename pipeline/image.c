@@ -56,7 +56,7 @@ static ts_status image_sizes(int w, int h, int c, ts_type t, uint64_t max_pixels
 ts_status ts_image_alloc(ts_image *img, int w, int h, int c, ts_type t,
                          uint64_t max_pixels, const ts_allocator *a, ts_err *err)
 {
-    size_t row_bytes, total;
+    size_t row_bytes = 0, total = 0;
     memset(img, 0, sizeof *img);
     ts_status st = image_sizes(w, h, c, t, max_pixels, &row_bytes, &total, err);
     if (st != TS_OK)
