@@ -1,0 +1,4 @@
+# Codec suite: image memory, formats, PNG/JPEG/BMP/TGA/HDR reading and
+# writing, bad inputs, atomic saves. Data lives in tests/data (PngSuite,
+# JPEG fixtures from tests/data/make_fixtures.sh).
+ts_add_test(test_pngsuite SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pngsuite.c LABELS cpu)
