@@ -2,3 +2,4 @@
 # writing, bad inputs, atomic saves. Data lives in tests/data (PngSuite,
 # JPEG fixtures from tests/data/make_fixtures.sh).
 ts_add_test(test_pngsuite SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pngsuite.c LABELS cpu)
+ts_add_test(test_jpeg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_jpeg.c LABELS cpu)

@@ -10,7 +10,7 @@
 #   baseline.jpg         cjpeg -quality 90
 #   progressive.jpg      cjpeg -quality 90 -progressive
 #   grey.jpg             cjpeg -quality 90 -grayscale
-#   cmyk.jpg             ImageMagick -colorspace CMYK (Adobe inverted CMYK)
+#   cmyk.jpg             ImageMagick -colorspace CMYK (stored as Adobe YCCK)
 #   icc.jpg              baseline.jpg with test-rgb.icc embedded by exiftool
 #   orient1..8.jpg       baseline.jpg with EXIF Orientation = N; odd N in
 #                        big-endian (MM) EXIF, even N little-endian (II)
