@@ -232,6 +232,8 @@ typedef struct ts_engine_opts {
     int tile_w, tile_h;   /* output tile size; 0 = automatic */
     ts_path path;         /* sampling ops: global memory or texture */
     ts_trace *trace;      /* where stage events go (may be NULL) */
+    const ts_allocator *out_allocator;  /* for outputs; NULL = the pinned pool
+                                           (pageable memory: slower, no overlap) */
 } ts_engine_opts;
 
 ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err);
@@ -239,7 +241,10 @@ void ts_engine_destroy(ts_engine *e);
 /* Pinned host memory from the engine's pool: decode into it, encode from it. */
 ts_allocator ts_engine_allocator(ts_engine *e);
 /* Queue chain over in; out is allocated from the pinned pool. in must stay
- * valid until collected. image is the index used in trace events. */
+ * valid until collected. image is the index used in trace events. On
+ * failure out is left empty; once submitted, out belongs to the caller
+ * whatever collect says (free it with ts_image_free). Destroy the engine
+ * only after freeing every image from its pool. */
 ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out,
                            void *tag, int image, ts_err *err);
 /* Wait for the oldest submitted image: returns 1 with its tag and status

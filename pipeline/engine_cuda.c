@@ -1,0 +1,827 @@
+/* engine_cuda.c - the GPU engine: streams images through the device in
+ * tiles, overlapping copies in both directions with the kernels.
+ *
+ *   pinned input ──H2D──▶ [expand RGB→RGBX] ─▶ op kernels (ping-pong) ─▶
+ *                 [pack RGBX→RGB] ──D2H──▶ pinned output
+ *
+ * As in cuda-samples' simpleMultiCopy, work goes round a ring of streams
+ * ("lanes"): each output tile is given to the next lane, and each lane owns
+ * its device buffers, so tiles on different lanes run at the same time and
+ * tiles on one lane run in order. Small images travel as one tile each
+ * (several images in flight); large ones as full-width strips of a few MB
+ * (PCIe reaches full speed only for transfers of several MB).
+ *
+ * Timing: CUDA events between the stages of every tile, turned into trace
+ * events on the ts_now() clock once the image has completed.
+ *
+ * Threads: submit and collect belong to one thread; the pinned pool
+ * (ts_engine_allocator) may be used from any thread. */
+#include "plan.h"
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ pinned pool
+ * cudaHostAlloc is slow (about 2.7 GB/s) and synchronises the device, so
+ * pinned memory is allocated once in large blocks and handed out in size
+ * classes: a freed chunk goes on its class's free list and is reused. */
+
+enum {
+    POOL_HDR = 256,                   /* chunk header; keeps data 256-byte aligned */
+    POOL_CLASSES = 128,
+    POOL_MAGIC_PINNED = 0x7470696e,   /* "tpin" */
+    POOL_MAGIC_MALLOC = 0x746d616c    /* "tmal": pinning failed, plain malloc */
+};
+#define POOL_MIN_CLASS ((size_t)64 << 10)
+#define POOL_FIRST_BLOCK ((size_t)32 << 20)
+#define POOL_MAX_BLOCK ((size_t)256 << 20)
+
+typedef struct pool_chunk {
+    unsigned magic;
+    int cls;
+    struct pool_chunk *next_free;
+} pool_chunk;
+
+typedef struct pool_block {
+    unsigned char *base;
+    size_t size, used;
+} pool_block;
+
+typedef struct pinned_pool {
+    pthread_mutex_t lock;
+    pool_block *blocks;
+    int n_blocks, cap_blocks;
+    pool_chunk *free_list[POOL_CLASSES];
+    size_t pinned_bytes;
+} pinned_pool;
+
+/* Class i holds (1 + (i % 4) / 4) * 64 KB * 2^(i / 4) bytes: at most 25%
+ * wasted on rounding. */
+static size_t class_size(int i)
+{
+    size_t base = POOL_MIN_CLASS << (i / 4);
+    return base + base / 4 * (size_t)(i % 4);
+}
+
+static int class_of(size_t bytes)
+{
+    for (int i = 0; i < POOL_CLASSES; i++)
+        if (class_size(i) >= bytes) return i;
+    return -1;
+}
+
+/* A new block big enough for need bytes: blocks grow from 32 MB to 256 MB
+ * so that small jobs do not pin much. Caller holds the lock. */
+static pool_block *pool_grow(pinned_pool *p, size_t need)
+{
+    if (p->n_blocks == p->cap_blocks) {
+        int cap = p->cap_blocks ? p->cap_blocks * 2 : 8;
+        pool_block *b = realloc(p->blocks, (size_t)cap * sizeof *b);
+        if (!b) return NULL;
+        p->blocks = b;
+        p->cap_blocks = cap;
+    }
+    size_t size = POOL_FIRST_BLOCK << (p->n_blocks < 3 ? p->n_blocks : 3);
+    if (size > POOL_MAX_BLOCK) size = POOL_MAX_BLOCK;
+    if (size < need) size = (need + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1);
+    void *base = NULL;
+    if (cudaHostAlloc(&base, size, cudaHostAllocDefault) != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: clear it so later calls start clean */
+        return NULL;
+    }
+    pool_block *b = &p->blocks[p->n_blocks++];
+    b->base = base;
+    b->size = size;
+    b->used = 0;
+    p->pinned_bytes += size;
+    return b;
+}
+
+static void *pool_alloc(void *ctx, size_t bytes)
+{
+    pinned_pool *p = ctx;
+    int cls = class_of(bytes ? bytes : 1);
+    if (cls < 0) return NULL;
+    size_t need = POOL_HDR + class_size(cls);
+    pool_chunk *c = NULL;
+    pthread_mutex_lock(&p->lock);
+    if (p->free_list[cls]) {
+        c = p->free_list[cls];
+        p->free_list[cls] = c->next_free;
+    } else {
+        pool_block *b = NULL;
+        for (int i = 0; i < p->n_blocks && !b; i++)
+            if (p->blocks[i].size - p->blocks[i].used >= need) b = &p->blocks[i];
+        if (!b) b = pool_grow(p, need);
+        if (b) {
+            c = (pool_chunk *)(b->base + b->used);
+            b->used += need;
+            c->magic = POOL_MAGIC_PINNED;
+            c->cls = cls;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!c) {
+        /* Pinning failed (the system's pinned-memory limit): pageable
+         * memory still works, only slower and without overlap. */
+        c = malloc(POOL_HDR + bytes);
+        if (!c) return NULL;
+        c->magic = POOL_MAGIC_MALLOC;
+        c->cls = -1;
+    }
+    c->next_free = NULL;
+    return (unsigned char *)c + POOL_HDR;
+}
+
+static void pool_free(void *ctx, void *ptr)
+{
+    pinned_pool *p = ctx;
+    if (!ptr) return;
+    pool_chunk *c = (pool_chunk *)((unsigned char *)ptr - POOL_HDR);
+    if (c->magic == POOL_MAGIC_MALLOC) {
+        free(c);
+        return;
+    }
+    if (c->magic != POOL_MAGIC_PINNED) return; /* not ours: leaking beats corrupting */
+    pthread_mutex_lock(&p->lock);
+    c->next_free = p->free_list[c->cls];
+    p->free_list[c->cls] = c;
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void pool_destroy(pinned_pool *p)
+{
+    for (int i = 0; i < p->n_blocks; i++) cudaFreeHost(p->blocks[i].base);
+    free(p->blocks);
+    pthread_mutex_destroy(&p->lock);
+}
+
+/* ================================================================ engine */
+
+/* One stream of the ring and the device buffers only it uses. */
+typedef struct lane {
+    cudaStream_t stream;
+    int index;                 /* also the kernels' coefficient slot */
+    int trace_lane;
+    unsigned char *raw;        /* packed RGB of a tile (c = 3 only) */
+    size_t raw_cap;
+    unsigned char *work[2];    /* ping-pong stage buffers */
+    size_t work_cap;
+} lane;
+
+/* A timed stage of one tile: between marks m0 and m1 of the job. */
+typedef struct span {
+    int m0, m1;
+    const char *stage;
+    uint64_t bytes;
+    int lane;
+} span;
+
+/* One submitted image. */
+typedef struct job {
+    void *tag;
+    int image;
+    cudaEvent_t *marks;
+    int n_marks, cap_marks;
+    struct { int first, last; } *tiles;   /* first and last mark of every tile */
+    int n_tiles, cap_tiles;
+    span *spans;
+    int n_spans, cap_spans;
+    struct job *next;
+} job;
+
+struct ts_engine {
+    int n_lanes, next_lane;
+    lane lanes[TSK_SLOTS];
+    int tile_w, tile_h;
+    ts_path path;
+    ts_trace *trace;
+    const ts_allocator *out_alloc;
+    ts_allocator out_alloc_copy;
+    pinned_pool pool;
+    cudaEvent_t *free_events;
+    int n_free_events, cap_free_events;
+    cudaEvent_t calib;         /* recorded at calib_t on the ts_now() clock */
+    double calib_t;
+    job *head, *tail;          /* pending images, oldest first */
+    int n_pending;
+    int n_submitted, n_done;
+    int dead;                  /* a device error: the context is unusable */
+    char dead_msg[512];
+};
+
+static ts_status cuda_fail(cudaError_t e, const char *what, ts_err *err)
+{
+    return ts_err_set(err, TS_E_DEVICE, "%s: %s", what, cudaGetErrorString(e));
+}
+
+/* ---------------------------------------------------------------- events */
+
+static cudaEvent_t event_get(ts_engine *e)
+{
+    if (e->n_free_events > 0) return e->free_events[--e->n_free_events];
+    cudaEvent_t ev = NULL;
+    /* Blocking sync: collect sleeps instead of spinning a core the codec
+     * workers need. */
+    if (cudaEventCreateWithFlags(&ev, cudaEventBlockingSync) != cudaSuccess) return NULL;
+    return ev;
+}
+
+static void event_put(ts_engine *e, cudaEvent_t ev)
+{
+    if (!ev) return;
+    if (e->n_free_events == e->cap_free_events) {
+        int cap = e->cap_free_events ? e->cap_free_events * 2 : 256;
+        cudaEvent_t *p = realloc(e->free_events, (size_t)cap * sizeof *p);
+        if (!p) {
+            cudaEventDestroy(ev);
+            return;
+        }
+        e->free_events = p;
+        e->cap_free_events = cap;
+    }
+    e->free_events[e->n_free_events++] = ev;
+}
+
+/* Grow a job array to hold one more element. */
+static int grow(void **arr, int *cap, int n, size_t elem)
+{
+    if (n < *cap) return 1;
+    int c = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, (size_t)c * elem);
+    if (!p) return 0;
+    *arr = p;
+    *cap = c;
+    return 1;
+}
+
+/* Record a new mark on stream s; returns its index or -1. */
+static int job_mark(ts_engine *e, job *j, cudaStream_t s, ts_err *err)
+{
+    if (!grow((void **)&j->marks, &j->cap_marks, j->n_marks, sizeof *j->marks)) {
+        ts_err_set(err, TS_E_NOMEM, "out of memory for events");
+        return -1;
+    }
+    cudaEvent_t ev = event_get(e);
+    if (!ev) {
+        ts_err_set(err, TS_E_DEVICE, "cannot create a CUDA event: %s", cudaGetErrorString(cudaGetLastError()));
+        return -1;
+    }
+    j->marks[j->n_marks] = ev;
+    cudaError_t ce = cudaEventRecord(ev, s);
+    if (ce != cudaSuccess) {
+        event_put(e, ev);
+        cuda_fail(ce, "cudaEventRecord", err);
+        return -1;
+    }
+    return j->n_marks++;
+}
+
+static int job_span(job *j, int m0, int m1, const char *stage, uint64_t bytes, int lane_index)
+{
+    if (!grow((void **)&j->spans, &j->cap_spans, j->n_spans, sizeof *j->spans)) return 0;
+    j->spans[j->n_spans++] = (span){m0, m1, stage, bytes, lane_index};
+    return 1;
+}
+
+static void job_free(ts_engine *e, job *j)
+{
+    for (int i = 0; i < j->n_marks; i++) event_put(e, j->marks[i]);
+    free(j->marks);
+    free(j->tiles);
+    free(j->spans);
+    free(j);
+}
+
+/* Calibrate the event clock against ts_now(): record an event, wait for
+ * it, read the clock. Done while the device is idle, so the event fires
+ * just before the wait returns. */
+static ts_status calibrate(ts_engine *e, ts_err *err)
+{
+    cudaError_t ce = cudaEventRecord(e->calib, e->lanes[0].stream);
+    if (ce == cudaSuccess) ce = cudaEventSynchronize(e->calib);
+    if (ce != cudaSuccess) return cuda_fail(ce, "calibrating the event clock", err);
+    e->calib_t = ts_now();
+    return TS_OK;
+}
+
+/* ---------------------------------------------------------------- create */
+
+static void engine_release_buffers(ts_engine *e)
+{
+    for (int i = 0; i < e->n_lanes; i++) {
+        lane *l = &e->lanes[i];
+        cudaFree(l->raw);
+        cudaFree(l->work[0]);
+        cudaFree(l->work[1]);
+        l->raw = l->work[0] = l->work[1] = NULL;
+        l->raw_cap = l->work_cap = 0;
+    }
+}
+
+ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err)
+{
+    *out = NULL;
+    int n = opts && opts->streams ? opts->streams : 3;
+    if (n < 1 || n > TSK_SLOTS)
+        return ts_err_set(err, TS_E_ARG, "--streams %d: must be 1 to %d", n, (int)TSK_SLOTS);
+    if (opts && (opts->tile_w < 0 || opts->tile_h < 0))
+        return ts_err_set(err, TS_E_ARG, "--tile %dx%d: must not be negative", opts->tile_w, opts->tile_h);
+    cudaError_t ce = cudaFree(0); /* create the context now, and fail here if there is no device */
+    if (ce != cudaSuccess) return cuda_fail(ce, "no usable CUDA device", err);
+    ts_engine *e = calloc(1, sizeof *e);
+    if (!e) return ts_err_set(err, TS_E_NOMEM, "out of memory for the GPU engine");
+    if (pthread_mutex_init(&e->pool.lock, NULL) != 0) {
+        free(e);
+        return ts_err_set(err, TS_E_NOMEM, "cannot create the pinned pool's lock");
+    }
+    e->tile_w = opts ? opts->tile_w : 0;
+    e->tile_h = opts ? opts->tile_h : 0;
+    e->path = opts ? opts->path : TS_PATH_GLOBAL;
+    e->trace = opts ? opts->trace : NULL;
+    if (opts && opts->out_allocator) {
+        e->out_alloc_copy = *opts->out_allocator;
+        e->out_alloc = &e->out_alloc_copy;
+    }
+    ts_status st = TS_OK;
+    for (int i = 0; i < n && st == TS_OK; i++) {
+        lane *l = &e->lanes[i];
+        l->index = i;
+        /* Non-blocking: no implicit ordering with the legacy default stream. */
+        ce = cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking);
+        if (ce != cudaSuccess) {
+            st = cuda_fail(ce, "cudaStreamCreate", err);
+            break;
+        }
+        e->n_lanes++;
+        char name[32];
+        snprintf(name, sizeof name, "stream %d", i);
+        l->trace_lane = e->trace ? ts_trace_lane(e->trace, name) : -1;
+    }
+    if (st == TS_OK && (ce = cudaEventCreate(&e->calib)) != cudaSuccess) st = cuda_fail(ce, "cudaEventCreate", err);
+    if (st == TS_OK) st = calibrate(e, err);
+    if (st != TS_OK) {
+        ts_engine_destroy(e);
+        return st;
+    }
+    *out = e;
+    return TS_OK;
+}
+
+void ts_engine_destroy(ts_engine *e)
+{
+    if (!e) return;
+    for (int i = 0; i < e->n_lanes; i++) cudaStreamSynchronize(e->lanes[i].stream);
+    while (e->head) {
+        job *j = e->head;
+        e->head = j->next;
+        job_free(e, j);
+    }
+    engine_release_buffers(e);
+    for (int i = 0; i < e->n_lanes; i++) cudaStreamDestroy(e->lanes[i].stream);
+    for (int i = 0; i < e->n_free_events; i++) cudaEventDestroy(e->free_events[i]);
+    free(e->free_events);
+    if (e->calib) cudaEventDestroy(e->calib);
+    pool_destroy(&e->pool);
+    free(e);
+}
+
+ts_allocator ts_engine_allocator(ts_engine *e)
+{
+    ts_allocator a = {pool_alloc, pool_free, &e->pool};
+    return a;
+}
+
+/* ---------------------------------------------------------------- tiles */
+
+enum { PITCH_ALIGN = 256 };
+#define STRIP_BYTES ((size_t)8 << 20)     /* target output bytes per strip */
+#define WHOLE_BYTES ((size_t)24 << 20)    /* up to this per stage: one tile */
+#define MIN_ROW_BYTES 4096                /* pitched copies reach full speed from here */
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+/* Device pitch of a region of w pixels of px bytes. */
+static size_t dev_pitch(int w, size_t px) { return align_up((size_t)(w > 0 ? w : 1) * px, PITCH_ALIGN); }
+
+/* The geometry of one image's run: plan, tile size, buffer sizes. */
+typedef struct layout {
+    ts_plan plan;
+    int c, cw;                 /* channels on the host, on the device */
+    int expand;                /* RGB crosses the bus packed and is expanded on the device */
+    size_t esz;                /* bytes per channel */
+    int out_w, out_h;
+    int tw, th;                /* output tile size */
+    ts_rect *r;                /* n+1 regions (scratch) */
+    size_t raw_need, work_need;
+} layout;
+
+/* Buffer sizes for tiles of tw x th. */
+static void layout_measure(layout *L)
+{
+    const ts_plan *p = &L->plan;
+    L->raw_need = L->work_need = 0;
+    for (int y = 0; y < L->out_h; y += L->th)
+        for (int x = 0; x < L->out_w; x += L->tw) {
+            ts_rect t = {x, y, x + L->tw <= L->out_w ? L->tw : L->out_w - x,
+                         y + L->th <= L->out_h ? L->th : L->out_h - y};
+            ts_plan_regions(p, t, L->r);
+            for (int k = 0; k <= p->n; k++) {
+                size_t b = dev_pitch(L->r[k].w, (size_t)L->cw * L->esz) * (size_t)L->r[k].h;
+                if (b > L->work_need) L->work_need = b;
+            }
+            if (L->expand) {
+                size_t b0 = dev_pitch(L->r[0].w, 3 * L->esz) * (size_t)L->r[0].h;
+                size_t bn = dev_pitch(L->r[p->n].w, 3 * L->esz) * (size_t)L->r[p->n].h;
+                if (b0 > L->raw_need) L->raw_need = b0;
+                if (bn > L->raw_need) L->raw_need = bn;
+            }
+        }
+}
+
+/* Bytes per row of the narrower of the two copies of the first tile. */
+static size_t narrow_row(layout *L, int tw, int th)
+{
+    ts_rect t = {0, 0, tw, th};
+    ts_plan_regions(&L->plan, t, L->r);
+    size_t px = (size_t)L->c * L->esz;
+    size_t in_row = (size_t)L->r[0].w * px, out_row = (size_t)tw * px;
+    return in_row < out_row ? in_row : out_row;
+}
+
+/* Pick the tile size: the user's, else one tile when every stage is small,
+ * else strips of about STRIP_BYTES of output. Full-width strips need
+ * full-width input unless the chain transposes; then full-height strips
+ * of output keep the input rows wide, if their own rows are wide enough. */
+static void layout_choose(layout *L, int user_w, int user_h)
+{
+    size_t px = (size_t)L->c * L->esz;
+    if (user_w || user_h) {
+        L->tw = user_w && user_w < L->out_w ? user_w : L->out_w;
+        L->th = user_h && user_h < L->out_h ? user_h : L->out_h;
+        return;
+    }
+    L->tw = L->out_w;
+    L->th = L->out_h;
+    layout_measure(L);
+    if (L->work_need <= WHOLE_BYTES) return;
+    size_t rows = STRIP_BYTES / ((size_t)L->out_w * px);
+    int th = rows < 1 ? 1 : rows > (size_t)L->out_h ? L->out_h : (int)rows;
+    size_t cols = STRIP_BYTES / ((size_t)L->out_h * px);
+    if (cols * px < MIN_ROW_BYTES) cols = (MIN_ROW_BYTES + px - 1) / px;
+    int tw = cols < 1 ? 1 : cols > (size_t)L->out_w ? L->out_w : (int)cols;
+    size_t by_rows = narrow_row(L, L->out_w, th), by_cols = narrow_row(L, tw, L->out_h);
+    if (by_rows < MIN_ROW_BYTES && by_cols > by_rows) L->tw = tw;
+    else L->th = th;
+}
+
+static void layout_free(layout *L)
+{
+    ts_plan_free(&L->plan);
+    free(L->r);
+    L->r = NULL;
+}
+
+/* Make sure lane l's buffers hold the layout's needs; grow them (after the
+ * lane's queued work is done with the old ones) when not. */
+static cudaError_t lane_reserve(lane *l, const layout *L)
+{
+    cudaError_t ce = cudaSuccess;
+    size_t work = L->work_need, raw = L->raw_need;
+    if (work > l->work_cap || raw > l->raw_cap) {
+        ce = cudaStreamSynchronize(l->stream);
+        if (ce != cudaSuccess) return ce;
+    }
+    if (work > l->work_cap) {
+        size_t cap = align_up(work + work / 8, (size_t)1 << 20);   /* headroom against regrowing */
+        cudaFree(l->work[0]);
+        cudaFree(l->work[1]);
+        l->work[0] = l->work[1] = NULL;
+        l->work_cap = 0;
+        ce = cudaMalloc((void **)&l->work[0], cap);
+        if (ce == cudaSuccess) ce = cudaMalloc((void **)&l->work[1], cap);
+        if (ce != cudaSuccess) return ce;
+        l->work_cap = cap;
+    }
+    if (raw > l->raw_cap) {
+        size_t cap = align_up(raw + raw / 8, (size_t)1 << 20);
+        cudaFree(l->raw);
+        l->raw = NULL;
+        l->raw_cap = 0;
+        ce = cudaMalloc((void **)&l->raw, cap);
+        if (ce != cudaSuccess) return ce;
+        l->raw_cap = cap;
+    }
+    return cudaSuccess;
+}
+
+/* Reserve buffers on every lane the image will use. On out-of-memory,
+ * free all buffers and halve the tile height (then width) until it fits. */
+static ts_status reserve_all(ts_engine *e, layout *L, int n_tiles_hint, ts_err *err)
+{
+    for (;;) {
+        int used = n_tiles_hint < e->n_lanes ? n_tiles_hint : e->n_lanes;
+        cudaError_t ce = cudaSuccess;
+        for (int i = 0; i < used && ce == cudaSuccess; i++)
+            ce = lane_reserve(&e->lanes[(e->next_lane + i) % e->n_lanes], L);
+        if (ce == cudaSuccess) return TS_OK;
+        if (ce != cudaErrorMemoryAllocation) return cuda_fail(ce, "allocating device buffers", err);
+        cudaGetLastError();
+        for (int i = 0; i < e->n_lanes; i++) cudaStreamSynchronize(e->lanes[i].stream);
+        engine_release_buffers(e);
+        if (L->th > 1) L->th = (L->th + 1) / 2;
+        else if (L->tw > 1) L->tw = (L->tw + 1) / 2;
+        else return ts_err_set(err, TS_E_NOMEM, "out of device memory even for 1x1 tiles");
+        layout_measure(L);
+        n_tiles_hint = ((L->out_w + L->tw - 1) / L->tw) * ((L->out_h + L->th - 1) / L->th);
+    }
+}
+
+/* ---------------------------------------------------------------- submit */
+
+static ts_view dev_view(unsigned char *buf, ts_rect r, int full_w, int full_h, int c, ts_type t)
+{
+    ts_view v;
+    v.data = buf;
+    v.pitch = dev_pitch(r.w, (size_t)c * (size_t)t);
+    v.x0 = r.x0; v.y0 = r.y0; v.w = r.w; v.h = r.h;
+    v.full_w = full_w; v.full_h = full_h;
+    v.c = c; v.type = t;
+    return v;
+}
+
+static const char *stage_name(tsk_kind k)
+{
+    switch (k) {
+    case TSK_MATRIX: return "matrix";
+    case TSK_PREMUL: return "premul";
+    case TSK_UNPREMUL: return "unpremul";
+    case TSK_ORIENT: return "orient";
+    case TSK_CONV_SEP: return "conv_sep";
+    case TSK_CONV_2D: return "conv2d";
+    case TSK_SAMPLE: return "sample";
+    default: return "kernel";
+    }
+}
+
+static uint64_t rect_bytes(ts_rect r, size_t px) { return (uint64_t)r.w * (uint64_t)r.h * px; }
+
+/* Mark the end of a stage that began at mark *m: records a mark and a span. */
+static ts_status stage_done(ts_engine *e, job *j, lane *l, int *m, const char *stage, uint64_t bytes, ts_err *err)
+{
+    if (!e->trace) return TS_OK;
+    int m1 = job_mark(e, j, l->stream, err);
+    if (m1 < 0) return err ? err->status : TS_E_DEVICE;
+    if (!job_span(j, *m, m1, stage, bytes, l->index)) return ts_err_set(err, TS_E_NOMEM, "out of memory for spans");
+    *m = m1;
+    return TS_OK;
+}
+
+static ts_status copy_status(cudaError_t ce, const char *what, ts_err *err)
+{
+    return ce == cudaSuccess ? TS_OK : cuda_fail(ce, what, err);
+}
+
+/* Queue output tile t of image in on lane l: H2D, kernels, D2H. */
+static ts_status enqueue_tile(ts_engine *e, job *j, lane *l, layout *L, ts_rect t,
+                              const ts_image *in, ts_image *out, ts_err *err)
+{
+    const ts_plan *p = &L->plan;
+    ts_rect *r = L->r;
+    ts_plan_regions(p, t, r);
+    size_t px = (size_t)L->c * L->esz;
+    ts_type type = p->type;
+    if (!grow((void **)&j->tiles, &j->cap_tiles, j->n_tiles, sizeof *j->tiles))
+        return ts_err_set(err, TS_E_NOMEM, "out of memory for tiles");
+    int m = -1;
+    if (e->trace && (m = job_mark(e, j, l->stream, err)) < 0) return err ? err->status : TS_E_DEVICE;
+    j->tiles[j->n_tiles].first = m;
+
+    /* H2D: the input region, packed as on the host. */
+    ts_view cur = L->expand ? dev_view(l->raw, r[0], p->w[0], p->h[0], 3, type)
+                            : dev_view(l->work[0], r[0], p->w[0], p->h[0], L->cw, type);
+    int buf = 0;
+    ts_status st = TS_OK;
+    if (r[0].w > 0 && r[0].h > 0) {
+        const unsigned char *src = in->data + (size_t)r[0].y0 * in->stride + (size_t)r[0].x0 * px;
+        st = copy_status(cudaMemcpy2DAsync(cur.data, cur.pitch, src, in->stride, (size_t)r[0].w * px,
+                                           (size_t)r[0].h, cudaMemcpyHostToDevice, l->stream),
+                         "copying a tile to the device", err);
+    }
+    if (st == TS_OK) st = stage_done(e, j, l, &m, "h2d", rect_bytes(r[0], px), err);
+    if (st == TS_OK && L->expand) {
+        ts_view wide = dev_view(l->work[0], r[0], p->w[0], p->h[0], 4, type);
+        st = tsk_gpu_expand3to4(&cur, &wide, l->stream, err);
+        if (st == TS_OK) st = stage_done(e, j, l, &m, "expand", rect_bytes(r[0], 7 * L->esz), err);
+        cur = wide;
+    }
+
+    /* The kernels, ping-ponging between the lane's two work buffers. */
+    tsk_launch launch = {l->stream, 0, e->path, l->index};
+    for (int k = 0; k < p->n && st == TS_OK; k++) {
+        ts_view dst = dev_view(l->work[buf ^ 1], r[k + 1], p->w[k + 1], p->h[k + 1], L->cw, type);
+        st = tsk_gpu_apply(&p->ops[k], &cur, &dst, &launch, err);
+        if (st == TS_OK) {
+            size_t cpx = (size_t)L->cw * L->esz;
+            st = stage_done(e, j, l, &m, stage_name(p->ops[k].kind), rect_bytes(r[k], cpx) + rect_bytes(r[k + 1], cpx), err);
+        }
+        cur = dst;
+        buf ^= 1;
+    }
+    ts_rect o = r[p->n];
+    if (st == TS_OK && L->expand) {
+        ts_view narrow = dev_view(l->raw, o, p->w[p->n], p->h[p->n], 3, type);
+        st = tsk_gpu_pack4to3(&cur, &narrow, l->stream, err);
+        if (st == TS_OK) st = stage_done(e, j, l, &m, "pack", rect_bytes(o, 7 * L->esz), err);
+        cur = narrow;
+    }
+
+    /* D2H: straight into its place in the output image. */
+    if (st == TS_OK) {
+        unsigned char *dst = out->data + (size_t)o.y0 * out->stride + (size_t)o.x0 * px;
+        st = copy_status(cudaMemcpy2DAsync(dst, out->stride, cur.data, cur.pitch, (size_t)o.w * px, (size_t)o.h,
+                                           cudaMemcpyDeviceToHost, l->stream),
+                         "copying a tile from the device", err);
+    }
+    if (st == TS_OK) st = stage_done(e, j, l, &m, "d2h", rect_bytes(o, px), err);
+    if (st == TS_OK && !e->trace && (m = job_mark(e, j, l->stream, err)) < 0) st = err ? err->status : TS_E_DEVICE;
+    if (st != TS_OK) return st;
+    j->tiles[j->n_tiles++].last = m;
+    return TS_OK;
+}
+
+/* A device error: CUDA contexts do not recover from most of them, so the
+ * engine refuses further work and every message says what completed. */
+static ts_status engine_died(ts_engine *e, const char *cause, ts_err *err)
+{
+    if (!e->dead) {
+        e->dead = 1;
+        snprintf(e->dead_msg, sizeof e->dead_msg, "%.400s", cause ? cause : "unknown error");
+    }
+    return ts_err_set(err, TS_E_DEVICE, "device error after %d of %d images: %s", e->n_done, e->n_submitted,
+                      e->dead_msg);
+}
+
+/* After a failed submit: wait for the tiles already queued (they write
+ * into out), and find out whether the device itself is gone. */
+static ts_status submit_failed(ts_engine *e, job *j, ts_image *out, ts_status st, ts_err *err)
+{
+    cudaError_t ce = cudaSuccess;
+    for (int i = 0; i < e->n_lanes; i++) {
+        cudaError_t c2 = cudaStreamSynchronize(e->lanes[i].stream);
+        if (ce == cudaSuccess) ce = c2;
+    }
+    if (j) job_free(e, j);
+    ts_image_free(out);
+    if (ce != cudaSuccess) return engine_died(e, cudaGetErrorString(ce), err);
+    return st;
+}
+
+static ts_status layout_make(ts_engine *e, const ts_chain *chain, const ts_image *in, layout *L, ts_err *err)
+{
+    memset(L, 0, sizeof *L);
+    ts_status st = ts_plan_make(chain, in->w, in->h, in->c, in->type, &L->plan, err);
+    if (st != TS_OK) return st;
+    const ts_plan *p = &L->plan;
+    L->c = in->c;
+    L->esz = (size_t)in->type;
+    L->expand = in->c == 3 && p->n > 0;
+    L->cw = L->expand ? 4 : in->c;
+    L->out_w = p->w[p->n];
+    L->out_h = p->h[p->n];
+    L->r = malloc(sizeof *L->r * (size_t)(p->n + 1));
+    if (!L->r) {
+        layout_free(L);
+        return ts_err_set(err, TS_E_NOMEM, "out of memory planning tiles");
+    }
+    layout_choose(L, e->tile_w, e->tile_h);
+    layout_measure(L);
+    return TS_OK;
+}
+
+static int tile_count(const layout *L)
+{
+    return ((L->out_w + L->tw - 1) / L->tw) * ((L->out_h + L->th - 1) / L->th);
+}
+
+static ts_status alloc_output(ts_engine *e, const ts_image *in, const layout *L, ts_image *out, ts_err *err)
+{
+    ts_allocator pinned = ts_engine_allocator(e);
+    ts_status st = ts_image_alloc(out, L->out_w, L->out_h, in->c, in->type, 0,
+                                  e->out_alloc ? e->out_alloc : &pinned, err);
+    if (st != TS_OK) return st;
+    out->orientation = 1;
+    if (in->icc && in->icc_len && (out->icc = malloc(in->icc_len)) != NULL) {
+        memcpy(out->icc, in->icc, in->icc_len);
+        out->icc_len = in->icc_len;
+    }
+    return TS_OK;
+}
+
+ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out,
+                           void *tag, int image, ts_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (e->dead) return engine_died(e, NULL, err);
+    if (!in || !in->data || in->w < 1 || in->h < 1 || in->c < 1 || in->c > 4)
+        return ts_err_set(err, TS_E_ARG, "GPU engine: input image %d is empty or has %d channels", image,
+                          in ? in->c : 0);
+    /* Idle for a while: re-read the clock so event times stay precise. */
+    if (!e->head && ts_now() - e->calib_t > 10.0) {
+        ts_status cs = calibrate(e, err);
+        if (cs != TS_OK) return engine_died(e, err ? err->msg : "calibration failed", err);
+    }
+    layout L;
+    ts_status st = layout_make(e, chain, in, &L, err);
+    if (st != TS_OK) return st;
+    st = reserve_all(e, &L, tile_count(&L), err);
+    if (st == TS_OK) st = alloc_output(e, in, &L, out, err);
+    if (st != TS_OK) {
+        layout_free(&L);
+        return st == TS_E_DEVICE ? submit_failed(e, NULL, out, st, err) : st;
+    }
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        layout_free(&L);
+        ts_image_free(out);
+        return ts_err_set(err, TS_E_NOMEM, "out of memory for a GPU job");
+    }
+    j->tag = tag;
+    j->image = image;
+    for (int y = 0; y < L.out_h && st == TS_OK; y += L.th)
+        for (int x = 0; x < L.out_w && st == TS_OK; x += L.tw) {
+            ts_rect t = {x, y, x + L.tw <= L.out_w ? L.tw : L.out_w - x, y + L.th <= L.out_h ? L.th : L.out_h - y};
+            lane *l = &e->lanes[e->next_lane];
+            e->next_lane = (e->next_lane + 1) % e->n_lanes;
+            st = enqueue_tile(e, j, l, &L, t, in, out, err);
+        }
+    layout_free(&L);
+    if (st != TS_OK) return submit_failed(e, j, out, st, err);
+    if (e->tail) e->tail->next = j;
+    else e->head = j;
+    e->tail = j;
+    e->n_pending++;
+    e->n_submitted++;
+    return TS_OK;
+}
+
+/* Turn a completed job's marks into trace events on the ts_now() clock:
+ * each tile's first mark is placed against the calibration event, the
+ * rest against the tile's first mark (short spans keep full precision). */
+static void trace_job(ts_engine *e, job *j)
+{
+    double *t = malloc(sizeof *t * (size_t)(j->n_marks ? j->n_marks : 1));
+    if (!t) return;
+    for (int i = 0; i < j->n_tiles; i++) {
+        int a = j->tiles[i].first, b = j->tiles[i].last;
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e->calib, j->marks[a]);
+        t[a] = e->calib_t + ms * 1e-3;
+        for (int m = a + 1; m <= b; m++) {
+            ms = 0;
+            cudaEventElapsedTime(&ms, j->marks[a], j->marks[m]);
+            t[m] = t[a] + ms * 1e-3;
+        }
+    }
+    for (int i = 0; i < j->n_spans; i++) {
+        const span *s = &j->spans[i];
+        ts_trace_add(e->trace, e->lanes[s->lane].trace_lane, s->stage, t[s->m0], t[s->m1], s->bytes, j->image);
+    }
+    free(t);
+}
+
+int ts_engine_collect(ts_engine *e, void **tag, ts_status *status, ts_err *err)
+{
+    job *j = e->head;
+    if (!j) return 0;
+    cudaError_t ce = cudaSuccess;
+    for (int i = 0; i < j->n_tiles && ce == cudaSuccess; i++) ce = cudaEventSynchronize(j->marks[j->tiles[i].last]);
+    ts_status st = TS_OK;
+    if (ce != cudaSuccess) st = engine_died(e, cudaGetErrorString(ce), err);
+    else if (e->dead) st = engine_died(e, NULL, err);
+    else {
+        e->n_done++;
+        if (e->trace) trace_job(e, j);
+    }
+    e->head = j->next;
+    if (!e->head) e->tail = NULL;
+    e->n_pending--;
+    if (tag) *tag = j->tag;
+    if (status) *status = st;
+    job_free(e, j);
+    return 1;
+}
+
+ts_status ts_gpu_run(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out, ts_err *err)
+{
+    if (e->n_pending)
+        return ts_err_set(err, TS_E_ARG, "ts_gpu_run: %d submitted images are still to be collected", e->n_pending);
+    ts_status st = ts_engine_submit(e, chain, in, out, NULL, 0, err);
+    if (st != TS_OK) return st;
+    ts_status done = TS_OK;
+    ts_engine_collect(e, NULL, &done, err);
+    return done;
+}

@@ -1,0 +1,49 @@
+/* engine_nocuda.c - the GPU engine in a build without CUDA: creating one
+ * says why it cannot be, so callers fall back to the CPU backend. */
+#include "tilestream.h"
+
+#include <string.h>
+
+static ts_status no_cuda(ts_err *err)
+{
+    return ts_err_set(err, TS_E_DEVICE, "GPU engine: this tilestream was built without CUDA");
+}
+
+ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err)
+{
+    (void)opts;
+    *out = NULL;
+    return no_cuda(err);
+}
+
+void ts_engine_destroy(ts_engine *e) { (void)e; }
+
+/* No pool: a zeroed allocator means malloc and free. */
+ts_allocator ts_engine_allocator(ts_engine *e)
+{
+    ts_allocator a;
+    (void)e;
+    memset(&a, 0, sizeof a);
+    return a;
+}
+
+ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out,
+                           void *tag, int image, ts_err *err)
+{
+    (void)e; (void)chain; (void)in; (void)tag; (void)image;
+    if (out) memset(out, 0, sizeof *out);
+    return no_cuda(err);
+}
+
+int ts_engine_collect(ts_engine *e, void **tag, ts_status *status, ts_err *err)
+{
+    (void)e; (void)tag; (void)status; (void)err;
+    return 0;
+}
+
+ts_status ts_gpu_run(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out, ts_err *err)
+{
+    (void)e; (void)chain; (void)in;
+    if (out) memset(out, 0, sizeof *out);
+    return no_cuda(err);
+}
