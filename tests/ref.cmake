@@ -1,0 +1,6 @@
+# The CPU reference ops and op geometry (kernels/ref_*.c, kernels/geometry.c).
+ts_add_test(test_ref_point SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_point.c LABELS cpu)
+ts_add_test(test_ref_orient SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_orient.c LABELS cpu)
+ts_add_test(test_ref_conv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_conv.c LABELS cpu)
+ts_add_test(test_ref_sample SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_sample.c LABELS cpu)
+ts_add_test(test_ref_regions SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_regions.c LABELS cpu)
