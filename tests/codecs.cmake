@@ -5,3 +5,4 @@ ts_add_test(test_pngsuite SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pngsuite.c LABE
 ts_add_test(test_jpeg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_jpeg.c LABELS cpu)
 ts_add_test(test_codecs SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_codecs.c LABELS cpu)
 ts_add_test(test_badinput SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_badinput.c LABELS cpu)
+ts_add_test(test_save SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_save.c LABELS cpu)

@@ -1,0 +1,214 @@
+/* test_save.c - saving never leaves a half-written file or a temporary
+ * behind: unwritable destinations fail cleanly, a failure while encoding
+ * (the file size limit stands in for a full disk) leaves the old file as
+ * it was, a destination that is a folder is refused after encoding, and
+ * parallel writers to one path leave exactly one complete image. */
+#include "check.h"
+#include "codec_test.h"
+#include "tilestream.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+static char tmpdir[512];
+
+static const char *in_tmp(const char *name)
+{
+    static char path[4][900];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof path[0], "%s/%s", tmpdir, name);
+    return p;
+}
+
+static int loads_as(const char *path, const ts_image *want)
+{
+    ts_image img;
+    ts_err err;
+    if (ts_image_load(path, NULL, &img, &err) != TS_OK)
+        return 0;
+    int same = ct_same_pixels(&img, want);
+    ts_image_free(&img);
+    return same;
+}
+
+static void test_plain_save_and_replace(void)
+{
+    ts_image a = ct_random_image(20, 10, 3, TS_U8), b = ct_random_image(30, 12, 3, TS_U8);
+    ts_err err = {0};
+    CHECK_MSG(ts_image_save(in_tmp("out.png"), &a, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK_EQ_INT(ct_count_entries(tmpdir), 1);
+    CHECK(loads_as(in_tmp("out.png"), &a));
+    CHECK(ts_image_save(in_tmp("out.png"), &b, NULL, &err) == TS_OK);
+    CHECK_EQ_INT(ct_count_entries(tmpdir), 1);
+    CHECK(loads_as(in_tmp("out.png"), &b));
+
+    /* The file gets ordinary permissions (umask applies), not 0600. */
+    struct stat st;
+    mode_t mask = umask(022);
+    umask(mask);
+    CHECK(stat(in_tmp("out.png"), &st) == 0);
+    CHECK_EQ_INT(st.st_mode & 0777, 0666 & ~mask);
+
+    /* Long names still leave room for the temporary name. */
+    char name[256];
+    memset(name, 'n', 250);
+    strcpy(name + 250, ".png");
+    CHECK_MSG(ts_image_save(in_tmp(name), &a, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK(loads_as(in_tmp(name), &a));
+    unlink(in_tmp(name));
+
+    /* An unknown extension is refused before any file is made. */
+    CHECK_EQ_INT(ts_image_save(in_tmp("out.xyz"), &a, NULL, &err), TS_E_FORMAT);
+    CHECK(strstr(err.msg, "out.xyz") != NULL);
+    CHECK_EQ_INT(ct_count_entries(tmpdir), 1);
+    ts_image_free(&a);
+    ts_image_free(&b);
+}
+
+static void test_unwritable(void)
+{
+    ts_image a = ct_random_image(8, 8, 1, TS_U8);
+    ts_err err = {0};
+    const char *missing = in_tmp("no/such/dir/out.png");
+    CHECK_EQ_INT(ts_image_save(missing, &a, NULL, &err), TS_E_IO);
+    CHECK_MSG(ct_starts_with(err.msg, missing), "%s", err.msg);
+    fprintf(stderr, "  %s\n", err.msg);
+    CHECK_EQ_INT(ct_count_entries(tmpdir), 1);
+
+    /* procfs refuses new files even to root. */
+    if (access("/proc/self", F_OK) == 0) {
+        CHECK_EQ_INT(ts_image_save("/proc/tilestream-test.png", &a, NULL, &err), TS_E_IO);
+        CHECK(ct_starts_with(err.msg, "/proc/tilestream-test.png"));
+    }
+
+    /* A read-only folder (root may write anyway, so only without it). */
+    char ro[900];
+    snprintf(ro, sizeof ro, "%s/readonly", tmpdir);
+    CHECK(mkdir(ro, 0555) == 0);
+    char target[1000];
+    snprintf(target, sizeof target, "%s/out.jpg", ro);
+    if (geteuid() != 0) {
+        CHECK_EQ_INT(ts_image_save(target, &a, NULL, &err), TS_E_IO);
+        CHECK_EQ_INT(ct_count_entries(ro), 0);
+    } else {
+        fprintf(stderr, "  running as root: the read-only folder case is not meaningful\n");
+    }
+    rmdir(ro);
+
+    /* A folder where the file should go: encoding succeeds, rename fails,
+     * and the temporary file must go. */
+    CHECK(mkdir(in_tmp("taken.png"), 0755) == 0);
+    CHECK_EQ_INT(ts_image_save(in_tmp("taken.png"), &a, NULL, &err), TS_E_IO);
+    CHECK_MSG(strstr(err.msg, "taken.png") != NULL, "%s", err.msg);
+    fprintf(stderr, "  %s\n", err.msg);
+    CHECK_EQ_INT(ct_count_entries(tmpdir), 2);
+    rmdir(in_tmp("taken.png"));
+    ts_image_free(&a);
+}
+
+/* With RLIMIT_FSIZE below the encoded size, writes fail with EFBIG as on
+ * a full disk, either inside the encoder or when fclose flushes. The old
+ * file must survive byte for byte and no temporary may remain. */
+static void test_write_failure(const char *name, int w, int h)
+{
+    ts_image old = ct_random_image(10, 10, 3, TS_U8), big = ct_random_image(w, h, 3, TS_U8);
+    ts_err err = {0};
+    const char *path = in_tmp(name);
+    CHECK(ts_image_save(path, &old, NULL, &err) == TS_OK);
+    size_t before_len;
+    unsigned char *before = ct_read_file(path, &before_len);
+    int entries = ct_count_entries(tmpdir);
+
+    struct rlimit saved, small;
+    CHECK(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    small = saved;
+    small.rlim_cur = 2048;
+    signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    ts_status st = ts_image_save(path, &big, NULL, &err);
+    CHECK(setrlimit(RLIMIT_FSIZE, &saved) == 0);
+    signal(SIGXFSZ, SIG_DFL);
+
+    CHECK_MSG(st == TS_E_IO, "%s: status %d (%s)", name, st, err.msg);
+    CHECK_MSG(ct_starts_with(err.msg, path), "%s", err.msg);
+    fprintf(stderr, "  %dx%d %s: %s\n", w, h, name, err.msg);
+    size_t after_len;
+    unsigned char *after = ct_read_file(path, &after_len);
+    CHECK_MSG(before && after && before_len == after_len && memcmp(before, after, after_len) == 0,
+              "%s was changed by a failed save", name);
+    CHECK_EQ_INT(ct_count_entries(tmpdir), entries);
+    unlink(path);
+    free(before);
+    free(after);
+    ts_image_free(&old);
+    ts_image_free(&big);
+}
+
+/* ---- parallel writers ----------------------------------------------- */
+
+typedef struct writer {
+    ts_image img;
+    const char *path;
+    int failures;
+} writer;
+
+static void *writer_main(void *arg)
+{
+    writer *w = arg;
+    for (int i = 0; i < 8; i++) {
+        ts_err err;
+        if (ts_image_save(w->path, &w->img, NULL, &err) != TS_OK)
+            w->failures++;
+    }
+    return NULL;
+}
+
+static void test_parallel_writers(void)
+{
+    enum { N = 4 };
+    writer ws[N];
+    pthread_t th[N];
+    const char *path = in_tmp("shared.png");
+    for (int i = 0; i < N; i++) {
+        ws[i].img = ct_random_image(64, 48, 3, TS_U8);
+        ws[i].path = path;
+        ws[i].failures = 0;
+    }
+    for (int i = 0; i < N; i++)
+        CHECK(pthread_create(&th[i], NULL, writer_main, &ws[i]) == 0);
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    int matches = 0;
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ_INT(ws[i].failures, 0);
+        matches += loads_as(path, &ws[i].img);
+    }
+    CHECK_EQ_INT(matches, 1);                   /* one writer's complete image */
+    CHECK_EQ_INT(ct_count_entries(tmpdir), 1);  /* and no temporaries */
+    unlink(path);
+    for (int i = 0; i < N; i++)
+        ts_image_free(&ws[i].img);
+}
+
+int main(void)
+{
+    check_seed();
+    ct_tempdir(tmpdir, sizeof tmpdir, "ts_save");
+    test_plain_save_and_replace();
+    test_unwritable();
+    unlink(in_tmp("out.png"));
+    test_write_failure("fail.png", 200, 200);   /* fails inside libpng */
+    test_write_failure("fail.jpg", 400, 300);   /* inside libjpeg */
+    test_write_failure("small.png", 30, 30);    /* fits stdio's buffer: fails in fclose */
+#ifdef TS_HAVE_STB
+    test_write_failure("fail.bmp", 100, 100);
+    test_write_failure("fail.tga", 100, 100);
+    test_write_failure("fail.hdr", 100, 100);
+#endif
+    test_parallel_writers();
+    ct_remove_tree(tmpdir);
+    return check_exit();
+}
