@@ -342,10 +342,6 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
     e->tile_h = opts ? opts->tile_h : 0;
     e->path = opts ? opts->path : TS_PATH_GLOBAL;
     e->trace = opts ? opts->trace : NULL;
-    if (opts && opts->out_allocator) {
-        e->out_alloc_copy = *opts->out_allocator;
-        e->out_alloc = &e->out_alloc_copy;
-    }
     ts_status st = TS_OK;
     for (int i = 0; i < n && st == TS_OK; i++) {
         lane *l = &e->lanes[i];
@@ -393,6 +389,12 @@ ts_allocator ts_engine_allocator(ts_engine *e)
 {
     ts_allocator a = {pool_alloc, pool_free, &e->pool};
     return a;
+}
+
+void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a)
+{
+    if (a) e->out_alloc_copy = *a;
+    e->out_alloc = a ? &e->out_alloc_copy : NULL;
 }
 
 /* ---------------------------------------------------------------- tiles */

@@ -27,6 +27,8 @@ ts_allocator ts_engine_allocator(ts_engine *e)
     return a;
 }
 
+void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a) { (void)e; (void)a; }
+
 ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out,
                            void *tag, int image, ts_err *err)
 {

@@ -198,6 +198,7 @@ typedef struct ts_trace ts_trace;
 double ts_now(void);                                  /* monotonic seconds */
 ts_trace *ts_trace_create(void);
 void ts_trace_free(ts_trace *t);
+void ts_trace_clear(ts_trace *t);                     /* drop the events, keep the lanes */
 int ts_trace_lane(ts_trace *t, const char *name);     /* find or add a lane: "decode 0", "stream 1" */
 void ts_trace_add(ts_trace *t, int lane, const char *stage, double t0, double t1,
                   uint64_t bytes, int image);         /* times from ts_now(); image index or -1 */
@@ -232,14 +233,16 @@ typedef struct ts_engine_opts {
     int tile_w, tile_h;   /* output tile size; 0 = automatic */
     ts_path path;         /* sampling ops: global memory or texture */
     ts_trace *trace;      /* where stage events go (may be NULL) */
-    const ts_allocator *out_allocator;  /* for outputs; NULL = the pinned pool
-                                           (pageable memory: slower, no overlap) */
 } ts_engine_opts;
 
 ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err);
 void ts_engine_destroy(ts_engine *e);
 /* Pinned host memory from the engine's pool: decode into it, encode from it. */
 ts_allocator ts_engine_allocator(ts_engine *e);
+/* Allocate outputs with a (copied) instead of the pinned pool; NULL = the
+ * pool again. Pageable memory is slower and stops copies overlapping:
+ * `bench overlap` uses this to show how much. */
+void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a);
 /* Queue chain over in; out is allocated from the pinned pool. in must stay
  * valid until collected. image is the index used in trace events. On
  * failure out is left empty; once submitted, out belongs to the caller

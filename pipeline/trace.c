@@ -69,6 +69,15 @@ void ts_trace_free(ts_trace *t)
     free(t);
 }
 
+void ts_trace_clear(ts_trace *t)
+{
+    if (!t) return;
+    pthread_mutex_lock(&t->lock);
+    t->n = 0;
+    names_free(&t->stages);
+    pthread_mutex_unlock(&t->lock);
+}
+
 /* Index of name in the table, adding it when absent; -1 when out of memory.
  * Caller holds the lock. */
 static int names_intern(name_table *nt, const char *name)

@@ -180,6 +180,15 @@ static void check_busy(void)
     CHECK_NEAR(ts_trace_busy(t, NULL), 4.0, 1e-12);
     CHECK_NEAR(ts_trace_busy(t, "none"), 0.0, 0);
     CHECK_NEAR(ts_trace_span(t), 4.0, 1e-12);
+    /* Clearing drops events and stages, keeps lanes. */
+    ts_trace_clear(t);
+    ts_stage_stat s;
+    CHECK_EQ_INT(ts_trace_summary(t, &s, 1), 0);
+    CHECK_NEAR(ts_trace_busy(t, NULL), 0.0, 0);
+    CHECK_EQ_INT(ts_trace_lane(t, "stream 1"), b);
+    ts_trace_add(t, b, "d2h", 1.0, 2.0, 5, 0);
+    CHECK_EQ_INT(ts_trace_summary(t, &s, 1), 1);
+    CHECK_EQ_INT(s.bytes, 5);
     ts_trace_free(t);
 }
 
