@@ -263,6 +263,34 @@ static void test_empty_need(void)
     }
 }
 
+/* Float overflow: with inv = (1e38, -1e38, 0) the float sum at X = Y =
+ * 5.5 is inf - inf = NaN, clamped to -2^30, which reflect maps to x = 6
+ * of a 7-wide image (2^30 mod 14 = 8), while exact maths gives 0. need
+ * must cover what float does: it takes the whole axis for such maps. */
+static void test_overflowing_map(void)
+{
+    static const float inv[6] = { 1e38f, -1e38f, 0, 0, 1, 0 };
+    for (int b = 0; b < 5; b++) {
+        tsk_op op;
+        ts_view in = timg_whole(7, 10, 1, TS_U8), whole;
+        ts_rect r = { 5, 5, 1, 1 };
+        memset(&op, 0, sizeof op);
+        op.kind = TSK_SAMPLE;
+        memcpy(op.u.sample.inv, inv, sizeof inv);
+        op.u.sample.out_w = 10;
+        op.u.sample.out_h = 10;
+        op.u.sample.border = (ts_border)b;
+        timg_random(&in);
+        for (int interp = 0; interp < 2; interp++) {
+            op.u.sample.interp = (tsk_interp)interp;
+            whole = tref_apply_whole(&op, &in);
+            check_rect(&op, &in, &whole, r);
+            timg_free(&whole);
+        }
+        timg_free(&in);
+    }
+}
+
 /* An empty dst is nothing to do; mismatched views are refused. */
 static void test_view_checks(void)
 {
@@ -299,6 +327,7 @@ int main(void)
     test_random_regions();
     test_need_is_tight();
     test_empty_need();
+    test_overflowing_map();
     test_view_checks();
     return check_exit();
 }
