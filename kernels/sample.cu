@@ -1,0 +1,794 @@
+/* sample.cu - TSK_SAMPLE on the GPU: inverse-affine resampling (resize,
+ * scale, rotate, affine), nearest and bilinear, with two paths.
+ *
+ *   TS_PATH_GLOBAL   plain global-memory loads; the maths of the reference
+ *                    (tsk.h, kernels/ref_*.c) done by hand, operation by
+ *                    operation, so results match it exactly.
+ *   TS_PATH_TEXTURE  a cudaTextureObject_t over the source region. Bilinear
+ *                    uses hardware filtering and address modes; nearest
+ *                    computes the reference's tap by hand and fetches that
+ *                    texel (so it stays exact).
+ *
+ * Versions (llm.c style; every one takes either path):
+ *   v1  one thread per output pixel, 256x1 blocks, plain loads
+ *   v2  32x8 blocks (coalesced rows of stores), loads through __ldg
+ *   v3  4 output pixels per thread, whole-pixel loads (uchar4 for RGBA8),
+ *       an interior fast path without border maths, and int<->float
+ *       conversions done on the FP32 pipe (Hopper's conversion pipe runs at
+ *       1/8 of the FP32 rate and would bound the kernel)
+ *
+ * Pixel-centre convention (tsk.h): output pixel (x, y) samples
+ *   sx = inv[0]*(x+0.5) + inv[1]*(y+0.5) + inv[2]   (sy likewise)
+ * nearest reads pixel floor(sx); bilinear sets px = sx - 0.5, x0 = floor(px),
+ * fx = px - x0 and blends the 2x2 taps. Taps go through ts_border_map on the
+ * whole image (-1 = border_value); the source view holds only the region
+ * tsk_need gives, in global coordinates.
+ *
+ * Exactness of the global path: the reference is C11 float maths with no
+ * contraction, so every product and sum here is rounded on its own
+ * (__fmul_rn / __fadd_rn stop nvcc from fusing them into FMAs, which would
+ * move a nearest tap at a pixel edge or flip a rounding at .5).
+ *
+ * Texture path, measured on an H200 (tests/test_gpu_sample.c asserts these
+ * bounds): the hardware keeps 8 bits of fraction in the filter weights, so
+ * bilinear differs from the reference by at most TEX_BOUND (see the table
+ * in texture_bilinear_ok below). Where the hardware cannot express the
+ * border (reflect101; constant outside 0..max; 3 channels, which have no
+ * texture format; a region whose address or pitch the texture unit cannot
+ * take) the launch runs the global kernel of the same version instead.
+ */
+#include "gpu_internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *const sample_version_names[] = {
+    "v1 one thread per pixel",
+    "v2 32x8 blocks, __ldg",
+    "v3 4 pixels per thread, packed loads",
+};
+
+/* Everything a kernel needs, passed by value. */
+typedef struct sample_args {
+    const unsigned char *src;   /* pixel (in_x0, in_y0) of the input */
+    size_t src_pitch;
+    unsigned char *dst;         /* pixel (out_x0, out_y0) of the output */
+    size_t dst_pitch;
+    float inv[6];
+    int out_x0, out_y0, out_w, out_h;  /* the output region, global */
+    int in_x0, in_y0, in_w, in_h;      /* the input region held, global */
+    int full_w, full_h;                /* the whole input image */
+    int interp;                        /* tsk_interp */
+    int border;                        /* ts_border */
+    float border_value;
+} sample_args;
+
+/* ------------------------------------------------------------- the maths */
+
+template <int C> struct px { float v[C]; };
+
+static __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+static __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+static __device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+
+/* The reference's source point for global output pixel (gx, gy), through
+ * ts_coord_clamp (NaN and far-away points stay defined). */
+static __device__ __forceinline__ void source_point(const sample_args &a, int gx, int gy,
+                                                    float *sx, float *sy)
+{
+    float X = add_rn((float)gx, 0.5f), Y = add_rn((float)gy, 0.5f);
+    *sx = ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X), mul_rn(a.inv[1], Y)), a.inv[2]));
+    *sy = ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[3], X), mul_rn(a.inv[4], Y)), a.inv[5]));
+}
+
+/* Local index of global tap i along one axis: the pixel the border mode
+ * reads, or -1 for the constant border. The host checks that the region
+ * holds tsk_need (every tap, with a pixel of slack); the clamp is a second
+ * guard against reading outside the region's memory. */
+static __device__ __forceinline__ int tap_local(int i, int n, int r0, int rn, int border)
+{
+    int m = ts_border_map(i, n, border);
+    if (m < 0) return -1;
+    m -= r0;
+    return m < 0 ? 0 : (m >= rn ? rn - 1 : m);
+}
+
+/* Exact conversions on the FP32 pipe. A float whose exponent makes its ulp
+ * 1 (2^23 <= |v| < 2^24) holds an integer in its low mantissa bits. */
+#define MAGIC_2P23 8388608.0f       /* 2^23, bits 0x4B000000 */
+#define MAGIC_1P5 12582912.0f       /* 1.5 * 2^23, bits 0x4B400000 */
+#define FAST_LIMIT 2097152.0f       /* 2^21: the range the fast path takes */
+
+/* (float)i + 0.5f for 0 <= i < 2^22, exactly. */
+static __device__ __forceinline__ float centre_of(int i)
+{
+    return __fsub_rn(__int_as_float(0x4B000000 + i), 8388607.5f);
+}
+
+/* floor(p) as int and as float, for |p| <= 2^22: adding 1.5 * 2^23 rounding
+ * down leaves floor(p) in the mantissa. */
+static __device__ __forceinline__ int floor_fast(float p, float *fl)
+{
+    float r = __fadd_rd(p, MAGIC_1P5);
+    *fl = __fsub_rn(r, MAGIC_1P5);
+    return __float_as_int(r) - 0x4B400000;
+}
+
+/* Byte k of w, or 16-bit half h of w, as float, exactly. */
+static __device__ __forceinline__ float byte_to_float(unsigned w, int k)
+{
+    return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B000000u, 0x7440u | (unsigned)k)), MAGIC_2P23);
+}
+static __device__ __forceinline__ float half_to_float(unsigned w, int h)
+{
+    unsigned sel = 0x7400u | ((unsigned)(2 * h + 1) << 4) | (unsigned)(2 * h);
+    return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B000000u, sel)), MAGIC_2P23);
+}
+
+/* ts_round_sat(x, maxv) as bits, without a conversion instruction:
+ * the clamp gives 0 for x <= 0 and NaN (fmaxf returns the number) and maxv
+ * for x >= maxv; in between x + 0.5f is the reference's sum and adding 2^23
+ * rounding toward zero truncates it as its (int) cast does. */
+static __device__ __forceinline__ unsigned round_sat_bits(float x, float maxv)
+{
+    x = fminf(fmaxf(x, 0.0f), maxv);
+    return __float_as_uint(__fadd_rz(__fadd_rn(x, 0.5f), MAGIC_2P23)) - 0x4B000000u;
+}
+
+/* The bilinear weights and blend of the reference, each step rounded. */
+struct bl_weights { float w00, w10, w01, w11; };
+
+static __device__ __forceinline__ bl_weights weights_of(float fx, float fy)
+{
+    float gx = sub_rn(1.0f, fx), gy = sub_rn(1.0f, fy);
+    bl_weights w = { mul_rn(gx, gy), mul_rn(fx, gy), mul_rn(gx, fy), mul_rn(fx, fy) };
+    return w;
+}
+
+template <int C>
+static __device__ __forceinline__ px<C> blend(const bl_weights &w, const px<C> &p00, const px<C> &p10,
+                                              const px<C> &p01, const px<C> &p11)
+{
+    px<C> r;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        r.v[c] = add_rn(add_rn(add_rn(mul_rn(w.w00, p00.v[c]), mul_rn(w.w10, p10.v[c])),
+                               mul_rn(w.w01, p01.v[c])), mul_rn(w.w11, p11.v[c]));
+    return r;
+}
+
+template <int C>
+static __device__ __forceinline__ px<C> border_px(float v)
+{
+    px<C> r;
+#pragma unroll
+    for (int c = 0; c < C; c++) r.v[c] = v;
+    return r;
+}
+
+/* ------------------------------------------------------------ sources
+ * A source gives texel(lx, ly) at local coordinates inside the region and
+ * says whether bilinear is filtered by hardware (filtered()). */
+
+enum { LOAD_PLAIN = 0, LOAD_LDG, LOAD_PIXEL };
+
+/* The CUDA vector type that holds one pixel, where there is one. */
+template <typename T, int C> struct pixel_vec { static const bool ok = false; typedef T type; };
+template <> struct pixel_vec<uint8_t, 2> { static const bool ok = true; typedef unsigned short type; };
+template <> struct pixel_vec<uint8_t, 4> { static const bool ok = true; typedef unsigned int type; };
+template <> struct pixel_vec<uint16_t, 2> { static const bool ok = true; typedef unsigned int type; };
+template <> struct pixel_vec<uint16_t, 4> { static const bool ok = true; typedef uint2 type; };
+template <> struct pixel_vec<float, 2> { static const bool ok = true; typedef float2 type; };
+template <> struct pixel_vec<float, 4> { static const bool ok = true; typedef float4 type; };
+
+/* One pixel loaded whole and widened to float. */
+template <typename T, int C>
+static __device__ __forceinline__ px<C> load_pixel(const T *p)
+{
+    px<C> r;
+    typedef typename pixel_vec<T, C>::type V;
+    V v = __ldg((const V *)p);
+    if constexpr (sizeof(T) == 1 && C == 4) {
+#pragma unroll
+        for (int c = 0; c < 4; c++) r.v[c] = byte_to_float(v, c);
+    } else if constexpr (sizeof(T) == 1 && C == 2) {
+        r.v[0] = byte_to_float(v, 0);
+        r.v[1] = byte_to_float(v, 1);
+    } else if constexpr (sizeof(T) == 2 && C == 2) {
+        r.v[0] = half_to_float(v, 0);
+        r.v[1] = half_to_float(v, 1);
+    } else if constexpr (sizeof(T) == 2 && C == 4) {
+        r.v[0] = half_to_float(v.x, 0); r.v[1] = half_to_float(v.x, 1);
+        r.v[2] = half_to_float(v.y, 0); r.v[3] = half_to_float(v.y, 1);
+    } else if constexpr (C == 2) {
+        r.v[0] = v.x; r.v[1] = v.y;
+    } else {
+        r.v[0] = v.x; r.v[1] = v.y; r.v[2] = v.z; r.v[3] = v.w;
+    }
+    return r;
+}
+
+template <typename T, int C, int LOAD>
+struct global_src {
+    static const bool hw_filter = false;
+    const unsigned char *base;
+    size_t pitch;
+
+    __device__ __forceinline__ px<C> texel(int lx, int ly) const
+    {
+        const T *p = (const T *)(base + (size_t)ly * pitch) + (size_t)lx * C;
+        if constexpr (LOAD == LOAD_PIXEL && pixel_vec<T, C>::ok) {
+            return load_pixel<T, C>(p);
+        } else {
+            px<C> r;
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                if constexpr (LOAD == LOAD_PIXEL && sizeof(T) == 1) r.v[c] = byte_to_float(__ldg(p + c), 0);
+                else if constexpr (LOAD == LOAD_PIXEL && sizeof(T) == 2) r.v[c] = half_to_float(__ldg(p + c), 0);
+                else if constexpr (LOAD == LOAD_PLAIN) r.v[c] = tsk_px<T>::load(p[c]);
+                else r.v[c] = tsk_px<T>::load(__ldg(p + c));
+            }
+            return r;
+        }
+    }
+    __device__ __forceinline__ px<C> filtered(float, float) const { return px<C>(); }
+};
+
+/* Texture element types: the stored type (point fetch, nearest) and the
+ * filtered float type (bilinear, normalized to 0..1 for U8 and U16). */
+template <typename T, int C> struct tex_types;
+#define TEX_TYPES(T, C, ELEM, FLT) \
+    template <> struct tex_types<T, C> { typedef ELEM elem; typedef FLT flt; };
+TEX_TYPES(uint8_t, 1, unsigned char, float)
+TEX_TYPES(uint8_t, 2, uchar2, float2)
+TEX_TYPES(uint8_t, 4, uchar4, float4)
+TEX_TYPES(uint16_t, 1, unsigned short, float)
+TEX_TYPES(uint16_t, 2, ushort2, float2)
+TEX_TYPES(uint16_t, 4, ushort4, float4)
+TEX_TYPES(float, 1, float, float)
+TEX_TYPES(float, 2, float2, float2)
+TEX_TYPES(float, 4, float4, float4)
+#undef TEX_TYPES
+
+template <typename V> static __device__ __forceinline__ float comp(const V &v, int c)
+{
+    if constexpr (sizeof(V) == sizeof(v.x)) return (float)v.x;
+    else if constexpr (sizeof(V) == 2 * sizeof(v.x)) return c == 0 ? (float)v.x : (float)v.y;
+    else return c == 0 ? (float)v.x : c == 1 ? (float)v.y : c == 2 ? (float)v.z : (float)v.w;
+}
+static __device__ __forceinline__ float comp(float v, int) { return v; }
+static __device__ __forceinline__ float comp(unsigned char v, int) { return (float)v; }
+static __device__ __forceinline__ float comp(unsigned short v, int) { return (float)v; }
+
+template <typename T, int C>
+struct tex_src {
+    static const bool hw_filter = true;
+    cudaTextureObject_t tex;  /* point + element type (nearest) or linear + float (bilinear) */
+    float norm_w, norm_h;     /* region size when coordinates are normalized, else 1 */
+
+    /* Nearest: the texel the reference picked, by hand; (lx+0.5, ly+0.5)
+     * is its centre, which point sampling reads without rounding doubt. */
+    __device__ __forceinline__ px<C> texel(int lx, int ly) const
+    {
+        typename tex_types<T, C>::elem e = tex2D<typename tex_types<T, C>::elem>(
+            tex, (float)lx + 0.5f, (float)ly + 0.5f);
+        px<C> r;
+#pragma unroll
+        for (int c = 0; c < C; c++) r.v[c] = comp(e, c);
+        return r;
+    }
+    /* Bilinear at local continuous point (u, v): the texture unit takes its
+     * taps at u - 0.5, the reference's convention. */
+    __device__ __forceinline__ px<C> filtered(float u, float v) const
+    {
+        if (norm_w != 1.0f || norm_h != 1.0f) { u = __fdiv_rn(u, norm_w); v = __fdiv_rn(v, norm_h); }
+        typename tex_types<T, C>::flt f = tex2D<typename tex_types<T, C>::flt>(tex, u, v);
+        px<C> r;
+#pragma unroll
+        for (int c = 0; c < C; c++) r.v[c] = mul_rn(comp(f, c), tsk_px<T>::maxv());  /* F32: x 1 */
+        return r;
+    }
+};
+
+/* ------------------------------------------------------------ sampling */
+
+template <int C, class S>
+static __device__ __forceinline__ px<C> fetch_or_border(const S &s, int lx, int ly, float bv)
+{
+    if (lx < 0 || ly < 0) return border_px<C>(bv);
+    return s.texel(lx, ly);
+}
+
+/* The reference, tap by tap, for any source point (the general path). */
+template <int C, class S>
+static __device__ px<C> sample_general(const sample_args &a, const S &s, float sx, float sy)
+{
+    if (a.interp == TSK_NEAREST) {
+        int lx = tap_local((int)floorf(sx), a.full_w, a.in_x0, a.in_w, a.border);
+        int ly = tap_local((int)floorf(sy), a.full_h, a.in_y0, a.in_h, a.border);
+        return fetch_or_border<C>(s, lx, ly, a.border_value);
+    }
+    if constexpr (S::hw_filter) {
+        return s.filtered(sub_rn(sx, (float)a.in_x0), sub_rn(sy, (float)a.in_y0));
+    } else {
+        float px_ = sub_rn(sx, 0.5f), py_ = sub_rn(sy, 0.5f);
+        float flx = floorf(px_), fly = floorf(py_);
+        int ix = (int)flx, iy = (int)fly;
+        bl_weights w = weights_of(sub_rn(px_, flx), sub_rn(py_, fly));
+        int x0 = tap_local(ix, a.full_w, a.in_x0, a.in_w, a.border);
+        int x1 = tap_local(ix + 1, a.full_w, a.in_x0, a.in_w, a.border);
+        int y0 = tap_local(iy, a.full_h, a.in_y0, a.in_h, a.border);
+        int y1 = tap_local(iy + 1, a.full_h, a.in_y0, a.in_h, a.border);
+        float bv = a.border_value;
+        return blend<C>(w, fetch_or_border<C>(s, x0, y0, bv), fetch_or_border<C>(s, x1, y0, bv),
+                        fetch_or_border<C>(s, x0, y1, bv), fetch_or_border<C>(s, x1, y1, bv));
+    }
+}
+
+/* ------------------------------------------------------------ stores */
+
+template <typename T, int C>
+static __device__ __forceinline__ void store_plain(unsigned char *row, int x, const px<C> &v)
+{
+    T *d = (T *)row + (size_t)x * C;
+#pragma unroll
+    for (int c = 0; c < C; c++) d[c] = tsk_px<T>::store(v.v[c]);
+}
+
+/* v3: one store per pixel where a vector type holds it, rounding without
+ * conversion instructions (round_sat_bits). */
+template <typename T, int C>
+static __device__ __forceinline__ void store_packed(unsigned char *row, int x, const px<C> &v)
+{
+    T *d = (T *)row + (size_t)x * C;
+    if constexpr (sizeof(T) == 4) {
+        if constexpr (C == 4) *(float4 *)d = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
+        else if constexpr (C == 2) *(float2 *)d = make_float2(v.v[0], v.v[1]);
+        else {
+#pragma unroll
+            for (int c = 0; c < C; c++) d[c] = v.v[c];
+        }
+    } else {
+        const float maxv = sizeof(T) == 1 ? 255.0f : 65535.0f;
+        unsigned b[C];
+#pragma unroll
+        for (int c = 0; c < C; c++) b[c] = round_sat_bits(v.v[c], maxv);
+        if constexpr (sizeof(T) == 1 && C == 4)
+            *(unsigned *)d = __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
+        else if constexpr (sizeof(T) == 1 && C == 2)
+            *(unsigned short *)d = (unsigned short)__byte_perm(b[0], b[1], 0x0040);
+        else if constexpr (sizeof(T) == 2 && C == 4)
+            *(uint2 *)d = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
+        else if constexpr (sizeof(T) == 2 && C == 2)
+            *(unsigned *)d = b[0] | (b[1] << 16);
+        else {
+#pragma unroll
+            for (int c = 0; c < C; c++) d[c] = (T)b[c];
+        }
+    }
+}
+
+/* ------------------------------------------------------------ v1, v2 */
+
+/* v1: the textbook kernel. One thread per output pixel in 256x1 blocks;
+ * rows by blockIdx.y (striding past the 65535 grid limit). */
+template <typename T, int C, class S>
+__global__ void __launch_bounds__(256) sample_v1(sample_args a, S s)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= a.out_w) return;
+    for (int y = blockIdx.y; y < a.out_h; y += gridDim.y) {
+        float sx, sy;
+        source_point(a, a.out_x0 + x, a.out_y0 + y, &sx, &sy);
+        px<C> v = sample_general<C>(a, s, sx, sy);
+        store_plain<T, C>(a.dst + (size_t)y * a.dst_pitch, x, v);
+    }
+}
+
+/* v2: 32x8 blocks: a warp stores 32 neighbouring pixels of one row, and the
+ * 8 rows of a block share their input rows in L1. */
+template <typename T, int C, class S>
+__global__ void __launch_bounds__(256) sample_v2(sample_args a, S s)
+{
+    int x = blockIdx.x * 32 + threadIdx.x;
+    if (x >= a.out_w) return;
+    for (int y = blockIdx.y * 8 + threadIdx.y; y < a.out_h; y += gridDim.y * 8) {
+        float sx, sy;
+        source_point(a, a.out_x0 + x, a.out_y0 + y, &sx, &sy);
+        px<C> v = sample_general<C>(a, s, sx, sy);
+        store_plain<T, C>(a.dst + (size_t)y * a.dst_pitch, x, v);
+    }
+}
+
+/* ------------------------------------------------------------ v3 */
+
+enum { V3_PX = 4 };  /* output pixels per thread, 32 apart: each store stays coalesced */
+
+/* v3 takes coordinates below FAST_LIMIT (the host checks the image sizes),
+ * so centre_of and floor_fast are exact. Per row it computes inv[1]*Y and
+ * inv[4]*Y once: the same rounded products the reference forms per pixel. */
+template <typename T, int C, int INTERP, class S>
+__global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
+{
+    const int x_first = blockIdx.x * (32 * V3_PX) + threadIdx.x;
+    for (int y = blockIdx.y * 8 + threadIdx.y; y < a.out_h; y += gridDim.y * 8) {
+        float Y = add_rn((float)(a.out_y0 + y), 0.5f);
+        float ty = mul_rn(a.inv[1], Y), ty2 = mul_rn(a.inv[4], Y);
+        unsigned char *drow = a.dst + (size_t)y * a.dst_pitch;
+        float sx[V3_PX], sy[V3_PX];
+#pragma unroll
+        for (int k = 0; k < V3_PX; k++) {
+            float X = centre_of(a.out_x0 + x_first + 32 * k);
+            sx[k] = ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X), ty), a.inv[2]));
+            sy[k] = ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[3], X), ty2), a.inv[5]));
+        }
+        px<C> out[V3_PX];
+        bool all_in = x_first + 32 * (V3_PX - 1) < a.out_w;
+
+        if constexpr (INTERP == TSK_BILINEAR && S::hw_filter) {
+            /* The texture unit maps borders and filters: nothing to decide. */
+#pragma unroll
+            for (int k = 0; k < V3_PX; k++)
+                out[k] = s.filtered(sub_rn(sx[k], (float)a.in_x0), sub_rn(sy[k], (float)a.in_y0));
+        } else if constexpr (INTERP == TSK_BILINEAR) {
+            /* Interior fast path: when all taps of the thread's pixels lie
+             * inside the region (hence inside the image), no border maths. */
+            int lx[V3_PX], ly[V3_PX];
+            bl_weights w[V3_PX];
+#pragma unroll
+            for (int k = 0; k < V3_PX; k++) {
+                float p = fminf(fmaxf(sub_rn(sx[k], 0.5f), -FAST_LIMIT), FAST_LIMIT);
+                float q = fminf(fmaxf(sub_rn(sy[k], 0.5f), -FAST_LIMIT), FAST_LIMIT);
+                float flx, fly;
+                lx[k] = floor_fast(p, &flx) - a.in_x0;
+                ly[k] = floor_fast(q, &fly) - a.in_y0;
+                w[k] = weights_of(sub_rn(p, flx), sub_rn(q, fly));
+                all_in = all_in && (unsigned)lx[k] < (unsigned)(a.in_w - 1) &&
+                         (unsigned)ly[k] < (unsigned)(a.in_h - 1);
+            }
+            if (all_in) {
+#pragma unroll
+                for (int k = 0; k < V3_PX; k++)
+                    out[k] = blend<C>(w[k], s.texel(lx[k], ly[k]), s.texel(lx[k] + 1, ly[k]),
+                                      s.texel(lx[k], ly[k] + 1), s.texel(lx[k] + 1, ly[k] + 1));
+            } else {
+#pragma unroll
+                for (int k = 0; k < V3_PX; k++)
+                    if (x_first + 32 * k < a.out_w) out[k] = sample_general<C>(a, s, sx[k], sy[k]);
+            }
+        } else {
+            int lx[V3_PX], ly[V3_PX];
+#pragma unroll
+            for (int k = 0; k < V3_PX; k++) {
+                float fl;
+                lx[k] = floor_fast(fminf(fmaxf(sx[k], -FAST_LIMIT), FAST_LIMIT), &fl) - a.in_x0;
+                ly[k] = floor_fast(fminf(fmaxf(sy[k], -FAST_LIMIT), FAST_LIMIT), &fl) - a.in_y0;
+                all_in = all_in && (unsigned)lx[k] < (unsigned)a.in_w && (unsigned)ly[k] < (unsigned)a.in_h;
+            }
+            if (all_in) {
+#pragma unroll
+                for (int k = 0; k < V3_PX; k++) out[k] = s.texel(lx[k], ly[k]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V3_PX; k++)
+                    if (x_first + 32 * k < a.out_w) out[k] = sample_general<C>(a, s, sx[k], sy[k]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < V3_PX; k++)
+            if (x_first + 32 * k < a.out_w) store_packed<T, C>(drow, x_first + 32 * k, out[k]);
+    }
+}
+
+/* An empty input region: every tap is outside the image (possible only
+ * with the constant border), so the output is border_value. */
+template <typename T>
+__global__ void sample_fill(unsigned char *dst, size_t pitch, int w, int h, int c, float v)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= w * c) return;
+    for (int y = blockIdx.y; y < h; y += gridDim.y)
+        ((T *)(dst + (size_t)y * pitch))[x] = tsk_px<T>::store(v);
+}
+
+/* ------------------------------------------------------------ textures
+ * Texture objects must outlive the kernels that read them: the runtime
+ * documents use of a handle after cudaDestroyTextureObject as undefined,
+ * and a queued kernel still uses it. So each slot (one per stream) keeps a
+ * ring of the objects it made, each with an event recorded after its
+ * kernel; an entry is destroyed only when the ring comes round to it, after
+ * its event (complete by then in practice, so the wait costs nothing). A
+ * slot belongs to one stream and one host thread at a time (tsk.h), which
+ * is what makes this state safe without a lock. */
+enum { TEX_RING = 8 };
+typedef struct tex_ring {
+    cudaTextureObject_t tex[TEX_RING];
+    cudaEvent_t done[TEX_RING];
+    unsigned char live[TEX_RING];
+    int next;
+} tex_ring;
+static tex_ring tex_rings[TSK_SLOTS];
+
+/* Free the ring entry the next texture will use. */
+static ts_status ring_free_next(tex_ring *r, ts_err *err)
+{
+    int i = r->next;
+    if (r->live[i]) {
+        ts_status st = tsk_cuda_status(cudaEventSynchronize(r->done[i]), "sample: texture wait", err);
+        cudaDestroyTextureObject(r->tex[i]);
+        r->live[i] = 0;
+        if (st != TS_OK) return st;
+    }
+    if (!r->done[i])
+        return tsk_cuda_status(cudaEventCreateWithFlags(&r->done[i], cudaEventDisableTiming),
+                               "sample: texture event", err);
+    return TS_OK;
+}
+
+/* Hand tex to the ring after its kernel was queued on stream. */
+static ts_status ring_keep(tex_ring *r, cudaTextureObject_t tex, cudaStream_t stream, ts_err *err)
+{
+    int i = r->next;
+    cudaError_t e = cudaEventRecord(r->done[i], stream);
+    if (e != cudaSuccess) {
+        /* No event to wait on: wait for the stream itself before destroying. */
+        cudaStreamSynchronize(stream);
+        cudaDestroyTextureObject(tex);
+        return tsk_cuda_status(e, "sample: texture event", err);
+    }
+    r->tex[i] = tex;
+    r->live[i] = 1;
+    r->next = (i + 1) % TEX_RING;
+    return TS_OK;
+}
+
+typedef struct tex_plan {
+    int use;                       /* 0: the texture path cannot take this launch */
+    int linear;                    /* bilinear: hardware filtering */
+    int normalized;                /* wrap and mirror need normalized coordinates */
+    cudaTextureAddressMode mode;
+    float border_color;            /* in the units the texture returns */
+} tex_plan;
+
+/* Whether the texture unit can take this source and border, and how. */
+static tex_plan plan_texture(const tsk_op *op, const ts_view *src)
+{
+    tex_plan p = { 0, 0, 0, cudaAddressModeClamp, 0.0f };
+    int dev = 0, align = 0, pitch_align = 0, max_w = 0, max_h = 0, max_pitch = 0;
+    if (src->c == 3) return p;  /* no 3-channel texture formats: the engine expands RGB to RGBX */
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&align, cudaDevAttrTextureAlignment, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&pitch_align, cudaDevAttrTexturePitchAlignment, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&max_w, cudaDevAttrMaxTexture2DLinearWidth, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&max_h, cudaDevAttrMaxTexture2DLinearHeight, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxTexture2DLinearPitch, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return p;
+    }
+    /* A region cut out of a larger buffer is rarely aligned for the texture
+     * unit; such launches take the global path rather than copy. */
+    if ((uintptr_t)src->data % (uintptr_t)align || src->pitch % (size_t)pitch_align ||
+        src->w > max_w || src->h > max_h || src->pitch > (size_t)max_pitch)
+        return p;
+    if (op->u.sample.interp == TSK_NEAREST) {
+        p.use = 1;  /* the tap is mapped by hand: any border */
+        return p;
+    }
+    float maxv = (float)ts_type_max(src->type), v = op->u.sample.border_value;
+    p.linear = 1;
+    switch (op->u.sample.border) {
+    case TS_BORDER_REPLICATE: p.mode = cudaAddressModeClamp; break;
+    case TS_BORDER_REFLECT: p.mode = cudaAddressModeMirror; p.normalized = 1; break;  /* ba|abcd|dc */
+    case TS_BORDER_WRAP: p.mode = cudaAddressModeWrap; p.normalized = 1; break;
+    case TS_BORDER_CONSTANT:
+        /* borderColor is returned as the texture's value: normalized for
+         * integer types; values outside the type's range are not. */
+        if (!(v >= 0.0f && v <= maxv)) return p;
+        p.mode = cudaAddressModeBorder;
+        p.border_color = src->type == TS_F32 ? v : v / maxv;
+        break;
+    default:
+        return p;  /* reflect101 (cb|abcd|cb) has no hardware mode */
+    }
+    p.use = 1;
+    return p;
+}
+
+/* Wrap and mirror repeat the texture's own extent, which is the region: the
+ * same as the whole image when the region spans that axis, and harmless
+ * when it does not, since then tsk_need keeps every tap inside it. */
+static ts_status make_texture(const ts_view *src, const tex_plan *tp, cudaTextureObject_t *tex, ts_err *err)
+{
+    int bits = 8 * (int)src->type;
+    cudaChannelFormatKind kind = src->type == TS_F32 ? cudaChannelFormatKindFloat : cudaChannelFormatKindUnsigned;
+    cudaResourceDesc res;
+    memset(&res, 0, sizeof res);
+    res.resType = cudaResourceTypePitch2D;
+    res.res.pitch2D.devPtr = src->data;
+    res.res.pitch2D.desc = cudaCreateChannelDesc(bits, src->c > 1 ? bits : 0, src->c > 2 ? bits : 0,
+                                                 src->c > 3 ? bits : 0, kind);
+    res.res.pitch2D.width = (size_t)src->w;
+    res.res.pitch2D.height = (size_t)src->h;
+    res.res.pitch2D.pitchInBytes = src->pitch;
+
+    cudaTextureDesc td;
+    memset(&td, 0, sizeof td);
+    td.addressMode[0] = td.addressMode[1] = tp->mode;
+    td.filterMode = tp->linear ? cudaFilterModeLinear : cudaFilterModePoint;
+    td.readMode = tp->linear && src->type != TS_F32 ? cudaReadModeNormalizedFloat : cudaReadModeElementType;
+    td.normalizedCoords = tp->normalized;
+    for (int i = 0; i < 4; i++) td.borderColor[i] = tp->border_color;
+    return tsk_cuda_status(cudaCreateTextureObject(tex, &res, &td, NULL), "sample: create texture", err);
+}
+
+/* ------------------------------------------------------------ launching */
+
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static unsigned grid_rows(int rows) { return (unsigned)(rows < 65535 ? (rows > 0 ? rows : 1) : 65535); }
+
+template <typename T, int C, class S>
+static void launch_v1(const sample_args &a, const S &s, cudaStream_t st)
+{
+    dim3 grid((unsigned)ceil_div(a.out_w, 256), grid_rows(a.out_h));
+    sample_v1<T, C, S><<<grid, 256, 0, st>>>(a, s);
+}
+
+template <typename T, int C, class S>
+static void launch_v2(const sample_args &a, const S &s, cudaStream_t st)
+{
+    dim3 grid((unsigned)ceil_div(a.out_w, 32), grid_rows(ceil_div(a.out_h, 8)));
+    sample_v2<T, C, S><<<grid, dim3(32, 8), 0, st>>>(a, s);
+}
+
+template <typename T, int C, class S>
+static void launch_v3(const sample_args &a, const S &s, cudaStream_t st)
+{
+    dim3 grid((unsigned)ceil_div(a.out_w, 32 * V3_PX), grid_rows(ceil_div(a.out_h, 8)));
+    if (a.interp == TSK_NEAREST)
+        sample_v3<T, C, TSK_NEAREST, S><<<grid, dim3(32, 8), 0, st>>>(a, s);
+    else
+        sample_v3<T, C, TSK_BILINEAR, S><<<grid, dim3(32, 8), 0, st>>>(a, s);
+}
+
+/* v3 needs coordinates below FAST_LIMIT and whole-pixel alignment of its
+ * loads and stores; otherwise v2 runs (same results, plainer loads). */
+static int v3_fits(const sample_args &a, size_t pixel_bytes)
+{
+    const int lim = (int)FAST_LIMIT;
+    int pow2 = (pixel_bytes & (pixel_bytes - 1)) == 0;
+    size_t al = pow2 ? pixel_bytes : 1;
+    return a.full_w < lim && a.full_h < lim && a.out_x0 + a.out_w < lim && a.out_y0 + a.out_h < lim &&
+           (uintptr_t)a.src % al == 0 && a.src_pitch % al == 0 && (uintptr_t)a.dst % al == 0 &&
+           a.dst_pitch % al == 0;
+}
+
+template <typename T, int C>
+static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample_args &a, int version,
+                              ts_path path, int slot, cudaStream_t st, ts_err *err)
+{
+    if (version == 3 && !v3_fits(a, sizeof(T) * C)) version = 2;
+    if constexpr (C != 3) {
+        tex_plan tp = path == TS_PATH_TEXTURE ? plan_texture(op, src) : tex_plan{ 0, 0, 0, cudaAddressModeClamp, 0.0f };
+        if (tp.use) {
+            tex_ring *r = &tex_rings[slot];
+            ts_status s0 = ring_free_next(r, err);
+            if (s0 != TS_OK) return s0;
+            tex_src<T, C> ts;
+            s0 = make_texture(src, &tp, &ts.tex, err);
+            if (s0 != TS_OK) return s0;
+            ts.norm_w = tp.normalized ? (float)src->w : 1.0f;
+            ts.norm_h = tp.normalized ? (float)src->h : 1.0f;
+            if (version == 1) launch_v1<T, C>(a, ts, st);
+            else if (version == 2) launch_v2<T, C>(a, ts, st);
+            else launch_v3<T, C>(a, ts, st);
+            s0 = TSK_LAUNCH_CHECK("sample (texture)", err);
+            if (s0 != TS_OK) {
+                cudaDestroyTextureObject(ts.tex);  /* nothing was queued */
+                return s0;
+            }
+            return ring_keep(r, ts.tex, st, err);
+        }
+    }
+    if (version == 1) launch_v1<T, C>(a, global_src<T, C, LOAD_PLAIN>{ a.src, a.src_pitch }, st);
+    else if (version == 2) launch_v2<T, C>(a, global_src<T, C, LOAD_LDG>{ a.src, a.src_pitch }, st);
+    else launch_v3<T, C>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
+    return TSK_LAUNCH_CHECK("sample", err);
+}
+
+template <typename T>
+static ts_status launch_channels(const tsk_op *op, const ts_view *src, const sample_args &a, int version,
+                                 ts_path path, int slot, cudaStream_t st, ts_err *err)
+{
+    switch (src->c) {
+    case 1: return launch_typed<T, 1>(op, src, a, version, path, slot, st, err);
+    case 2: return launch_typed<T, 2>(op, src, a, version, path, slot, st, err);
+    case 3: return launch_typed<T, 3>(op, src, a, version, path, slot, st, err);
+    default: return launch_typed<T, 4>(op, src, a, version, path, slot, st, err);
+    }
+}
+
+template <typename T>
+static ts_status fill_border(ts_view *dst, float v, cudaStream_t st, ts_err *err)
+{
+    int n = dst->w * dst->c;
+    dim3 grid((unsigned)ceil_div(n, 256), grid_rows(dst->h));
+    sample_fill<T><<<grid, 256, 0, st>>>(dst->data, dst->pitch, dst->w, dst->h, dst->c, v);
+    return TSK_LAUNCH_CHECK("sample (border fill)", err);
+}
+
+static ts_status check_views(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err)
+{
+    const char *what = "sample";
+    if (op->u.sample.interp != TSK_NEAREST && op->u.sample.interp != TSK_BILINEAR)
+        return ts_err_set(err, TS_E_ARG, "%s: unknown interpolation %d", what, (int)op->u.sample.interp);
+    if ((int)op->u.sample.border < TS_BORDER_REPLICATE || op->u.sample.border > TS_BORDER_CONSTANT)
+        return ts_err_set(err, TS_E_ARG, "%s: unknown border mode %d", what, (int)op->u.sample.border);
+    if (src->c < 1 || src->c > 4)
+        return ts_err_set(err, TS_E_ARG, "%s: %d channels (1 to 4 supported)", what, src->c);
+    if (src->type != TS_U8 && src->type != TS_U16 && src->type != TS_F32)
+        return ts_err_set(err, TS_E_ARG, "%s: unknown channel type %d", what, (int)src->type);
+    if ((uintptr_t)src->data % (uintptr_t)src->type || src->pitch % (size_t)src->type ||
+        (uintptr_t)dst->data % (uintptr_t)dst->type || dst->pitch % (size_t)dst->type)
+        return ts_err_set(err, TS_E_ARG, "%s: view not aligned to its channel type", what);
+    if (src->full_w <= 0 || src->full_h <= 0 || src->x0 < 0 || src->y0 < 0 ||
+        src->x0 + src->w > src->full_w || src->y0 + src->h > src->full_h)
+        return ts_err_set(err, TS_E_ARG, "%s: source region %d,%d %dx%d outside its %dx%d image", what,
+                          src->x0, src->y0, src->w, src->h, src->full_w, src->full_h);
+    /* The reference refuses a read outside src; here a tap outside it would
+     * read foreign memory, so a source short of tsk_need is refused. */
+    ts_rect out = { dst->x0, dst->y0, dst->w, dst->h };
+    ts_rect need = tsk_need(op, src->full_w, src->full_h, out);
+    if (need.w > 0 && need.h > 0 &&
+        (need.x0 < src->x0 || need.y0 < src->y0 || need.x0 + need.w > src->x0 + src->w ||
+         need.y0 + need.h > src->y0 + src->h))
+        return ts_err_set(err, TS_E_ARG, "%s: source region %d,%d %dx%d lacks %d,%d %dx%d that the output needs",
+                          what, src->x0, src->y0, src->w, src->h, need.x0, need.y0, need.w, need.h);
+    return TS_OK;
+}
+
+static ts_status sample_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l,
+                              ts_err *err)
+{
+    ts_status st = check_views(op, src, dst, err);
+    if (st != TS_OK) return st;
+    cudaStream_t stream = l ? (cudaStream_t)l->stream : 0;
+
+    if (src->w <= 0 || src->h <= 0) {
+        if (op->u.sample.border != TS_BORDER_CONSTANT)
+            return ts_err_set(err, TS_E_ARG, "sample: empty source region with a border mode that needs pixels");
+        switch (dst->type) {
+        case TS_U8: return fill_border<uint8_t>(dst, op->u.sample.border_value, stream, err);
+        case TS_U16: return fill_border<uint16_t>(dst, op->u.sample.border_value, stream, err);
+        default: return fill_border<float>(dst, op->u.sample.border_value, stream, err);
+        }
+    }
+
+    sample_args a;
+    a.src = src->data; a.src_pitch = src->pitch;
+    a.dst = dst->data; a.dst_pitch = dst->pitch;
+    for (int i = 0; i < 6; i++) a.inv[i] = op->u.sample.inv[i];
+    a.out_x0 = dst->x0; a.out_y0 = dst->y0; a.out_w = dst->w; a.out_h = dst->h;
+    a.in_x0 = src->x0; a.in_y0 = src->y0; a.in_w = src->w; a.in_h = src->h;
+    a.full_w = src->full_w; a.full_h = src->full_h;
+    a.interp = (int)op->u.sample.interp;
+    a.border = (int)op->u.sample.border;
+    a.border_value = op->u.sample.border_value;
+
+    int version = tsk_pick_version(&tsk_family_sample, l);
+    ts_path path = l ? l->path : TS_PATH_GLOBAL;
+    int slot = l ? l->slot : 0;
+    switch (src->type) {
+    case TS_U8: return launch_channels<uint8_t>(op, src, a, version, path, slot, stream, err);
+    case TS_U16: return launch_channels<uint16_t>(op, src, a, version, path, slot, stream, err);
+    default: return launch_channels<float>(op, src, a, version, path, slot, stream, err);
+    }
+}
+
+extern "C" const tsk_family tsk_family_sample = {
+    "sample",
+    sample_version_names,
+    (int)(sizeof sample_version_names / sizeof sample_version_names[0]),
+    3,
+    sample_apply,
+};
