@@ -130,10 +130,13 @@ static __device__ __forceinline__ float half_to_float(unsigned w, int h)
  * the clamp gives 0 for x <= 0 and NaN (fmaxf returns the number) and maxv
  * for x >= maxv; in between x + 0.5f is the reference's sum and adding 2^23
  * rounding toward zero truncates it as its (int) cast does. */
+static __device__ __forceinline__ unsigned round_bits(float x)  /* 0 <= x < 2^23 - 1 */
+{
+    return __float_as_uint(__fadd_rz(__fadd_rn(x, 0.5f), MAGIC_2P23)) - 0x4B000000u;
+}
 static __device__ __forceinline__ unsigned round_sat_bits(float x, float maxv)
 {
-    x = fminf(fmaxf(x, 0.0f), maxv);
-    return __float_as_uint(__fadd_rz(__fadd_rn(x, 0.5f), MAGIC_2P23)) - 0x4B000000u;
+    return round_bits(fminf(fmaxf(x, 0.0f), maxv));
 }
 
 /* The bilinear weights and blend of the reference, each step rounded. */
@@ -213,11 +216,13 @@ template <typename T, int C, int LOAD>
 struct global_src {
     static const bool hw_filter = false;
     const unsigned char *base;
-    size_t pitch;
+    size_t pitch;  /* below 2^32 for LOAD_PIXEL (v3_fits): one 32x32->64 multiply-add per row */
 
     __device__ __forceinline__ px<C> texel(int lx, int ly) const
     {
-        const T *p = (const T *)(base + (size_t)ly * pitch) + (size_t)lx * C;
+        const unsigned char *row = LOAD == LOAD_PIXEL ? base + (size_t)((unsigned)ly * (unsigned long long)(unsigned)pitch)
+                                                      : base + (size_t)ly * pitch;
+        const T *p = (const T *)row + (size_t)(unsigned)lx * C;
         if constexpr (LOAD == LOAD_PIXEL && pixel_vec<T, C>::ok) {
             return load_pixel<T, C>(p);
         } else {
@@ -337,8 +342,11 @@ static __device__ __forceinline__ void store_plain(unsigned char *row, int x, co
 }
 
 /* v3: one store per pixel where a vector type holds it, rounding without
- * conversion instructions (round_sat_bits). */
-template <typename T, int C>
+ * conversion instructions (round_sat_bits). CLAMP = false where the value is
+ * known to lie in 0..max already (a blend of pixels with weights >= 0 that
+ * sum to 1 within a few ulps, or a texture read): then (int)(v + 0.5f)
+ * cannot leave 0..max and the clamp changes nothing. */
+template <typename T, int C, bool CLAMP = true>
 static __device__ __forceinline__ void store_packed(unsigned char *row, int x, const px<C> &v)
 {
     T *d = (T *)row + (size_t)x * C;
@@ -353,15 +361,15 @@ static __device__ __forceinline__ void store_packed(unsigned char *row, int x, c
         const float maxv = sizeof(T) == 1 ? 255.0f : 65535.0f;
         unsigned b[C];
 #pragma unroll
-        for (int c = 0; c < C; c++) b[c] = round_sat_bits(v.v[c], maxv);
+        for (int c = 0; c < C; c++) b[c] = CLAMP ? round_sat_bits(v.v[c], maxv) : round_bits(v.v[c]);
         if constexpr (sizeof(T) == 1 && C == 4)
             *(unsigned *)d = __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
         else if constexpr (sizeof(T) == 1 && C == 2)
             *(unsigned short *)d = (unsigned short)__byte_perm(b[0], b[1], 0x0040);
         else if constexpr (sizeof(T) == 2 && C == 4)
-            *(uint2 *)d = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
+            *(uint2 *)d = make_uint2(__byte_perm(b[0], b[1], 0x5410), __byte_perm(b[2], b[3], 0x5410));
         else if constexpr (sizeof(T) == 2 && C == 2)
-            *(unsigned *)d = b[0] | (b[1] << 16);
+            *(unsigned *)d = __byte_perm(b[0], b[1], 0x5410);
         else {
 #pragma unroll
             for (int c = 0; c < C; c++) d[c] = (T)b[c];
@@ -405,13 +413,22 @@ __global__ void __launch_bounds__(256) sample_v2(sample_args a, S s)
 
 enum { V3_PX = 4 };  /* output pixels per thread, 32 apart: each store stays coalesced */
 
-/* v3 takes coordinates below FAST_LIMIT (the host checks the image sizes),
- * so centre_of and floor_fast are exact. Per row it computes inv[1]*Y and
- * inv[4]*Y once: the same rounded products the reference forms per pixel. */
+/* v3 takes images and outputs below FAST_LIMIT (v3_fits), so centre_of and
+ * floor_fast are exact wherever the fast path uses them. Per row it forms
+ * inv[1]*Y and inv[4]*Y once: the same rounded products the reference
+ * forms per pixel. The fast path runs when every tap of the thread's
+ * pixels lies inside the region (so inside the image: no border maths);
+ * its test is on the unclamped point, which ts_coord_clamp leaves alone
+ * there, and fails for NaN. Other threads take the general path, through
+ * ts_coord_clamp like the reference. */
 template <typename T, int C, int INTERP, class S>
 __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
 {
     const int x_first = blockIdx.x * (32 * V3_PX) + threadIdx.x;
+    /* Bounds of the fast path: bilinear needs px and px + 1 inside. */
+    const float lo_x = (float)a.in_x0, lo_y = (float)a.in_y0;
+    const float hi_x = (float)(a.in_x0 + a.in_w - (INTERP == TSK_BILINEAR ? 1 : 0));
+    const float hi_y = (float)(a.in_y0 + a.in_h - (INTERP == TSK_BILINEAR ? 1 : 0));
     for (int y = blockIdx.y * 8 + threadIdx.y; y < a.out_h; y += gridDim.y * 8) {
         float Y = add_rn((float)(a.out_y0 + y), 0.5f);
         float ty = mul_rn(a.inv[1], Y), ty2 = mul_rn(a.inv[4], Y);
@@ -420,60 +437,65 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
 #pragma unroll
         for (int k = 0; k < V3_PX; k++) {
             float X = centre_of(a.out_x0 + x_first + 32 * k);
-            sx[k] = ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X), ty), a.inv[2]));
-            sy[k] = ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[3], X), ty2), a.inv[5]));
+            sx[k] = add_rn(add_rn(mul_rn(a.inv[0], X), ty), a.inv[2]);
+            sy[k] = add_rn(add_rn(mul_rn(a.inv[3], X), ty2), a.inv[5]);
         }
         px<C> out[V3_PX];
-        bool all_in = x_first + 32 * (V3_PX - 1) < a.out_w;
+        bool fast = x_first + 32 * (V3_PX - 1) < a.out_w;
 
         if constexpr (INTERP == TSK_BILINEAR && S::hw_filter) {
-            /* The texture unit maps borders and filters: nothing to decide. */
+            /* The texture unit maps borders and filters: nothing to decide,
+             * and its results lie in 0..max (border colours too). */
 #pragma unroll
             for (int k = 0; k < V3_PX; k++)
-                out[k] = s.filtered(sub_rn(sx[k], (float)a.in_x0), sub_rn(sy[k], (float)a.in_y0));
+                out[k] = s.filtered(sub_rn(ts_coord_clamp(sx[k]), lo_x), sub_rn(ts_coord_clamp(sy[k]), lo_y));
+            if (fast) {
+#pragma unroll
+                for (int k = 0; k < V3_PX; k++) store_packed<T, C, false>(drow, x_first + 32 * k, out[k]);
+                continue;
+            }
         } else if constexpr (INTERP == TSK_BILINEAR) {
-            /* Interior fast path: when all taps of the thread's pixels lie
-             * inside the region (hence inside the image), no border maths. */
             int lx[V3_PX], ly[V3_PX];
             bl_weights w[V3_PX];
 #pragma unroll
             for (int k = 0; k < V3_PX; k++) {
-                float p = fminf(fmaxf(sub_rn(sx[k], 0.5f), -FAST_LIMIT), FAST_LIMIT);
-                float q = fminf(fmaxf(sub_rn(sy[k], 0.5f), -FAST_LIMIT), FAST_LIMIT);
-                float flx, fly;
+                float p = sub_rn(sx[k], 0.5f), q = sub_rn(sy[k], 0.5f), flx, fly;
+                fast = fast && p >= lo_x && p < hi_x && q >= lo_y && q < hi_y;
                 lx[k] = floor_fast(p, &flx) - a.in_x0;
                 ly[k] = floor_fast(q, &fly) - a.in_y0;
                 w[k] = weights_of(sub_rn(p, flx), sub_rn(q, fly));
-                all_in = all_in && (unsigned)lx[k] < (unsigned)(a.in_w - 1) &&
-                         (unsigned)ly[k] < (unsigned)(a.in_h - 1);
             }
-            if (all_in) {
+            if (fast) {
 #pragma unroll
-                for (int k = 0; k < V3_PX; k++)
+                for (int k = 0; k < V3_PX; k++) {
                     out[k] = blend<C>(w[k], s.texel(lx[k], ly[k]), s.texel(lx[k] + 1, ly[k]),
                                       s.texel(lx[k], ly[k] + 1), s.texel(lx[k] + 1, ly[k] + 1));
-            } else {
-#pragma unroll
-                for (int k = 0; k < V3_PX; k++)
-                    if (x_first + 32 * k < a.out_w) out[k] = sample_general<C>(a, s, sx[k], sy[k]);
+                    store_packed<T, C, false>(drow, x_first + 32 * k, out[k]);
+                }
+                continue;
             }
+#pragma unroll
+            for (int k = 0; k < V3_PX; k++)
+                if (x_first + 32 * k < a.out_w)
+                    out[k] = sample_general<C>(a, s, ts_coord_clamp(sx[k]), ts_coord_clamp(sy[k]));
         } else {
             int lx[V3_PX], ly[V3_PX];
 #pragma unroll
             for (int k = 0; k < V3_PX; k++) {
                 float fl;
-                lx[k] = floor_fast(fminf(fmaxf(sx[k], -FAST_LIMIT), FAST_LIMIT), &fl) - a.in_x0;
-                ly[k] = floor_fast(fminf(fmaxf(sy[k], -FAST_LIMIT), FAST_LIMIT), &fl) - a.in_y0;
-                all_in = all_in && (unsigned)lx[k] < (unsigned)a.in_w && (unsigned)ly[k] < (unsigned)a.in_h;
+                fast = fast && sx[k] >= lo_x && sx[k] < hi_x && sy[k] >= lo_y && sy[k] < hi_y;
+                lx[k] = floor_fast(sx[k], &fl) - a.in_x0;
+                ly[k] = floor_fast(sy[k], &fl) - a.in_y0;
             }
-            if (all_in) {
+            if (fast) {
 #pragma unroll
-                for (int k = 0; k < V3_PX; k++) out[k] = s.texel(lx[k], ly[k]);
-            } else {
-#pragma unroll
-                for (int k = 0; k < V3_PX; k++)
-                    if (x_first + 32 * k < a.out_w) out[k] = sample_general<C>(a, s, sx[k], sy[k]);
+                for (int k = 0; k < V3_PX; k++) store_packed<T, C, false>(drow, x_first + 32 * k, s.texel(lx[k], ly[k]));
+                continue;
             }
+#pragma unroll
+            for (int k = 0; k < V3_PX; k++)
+                if (x_first + 32 * k < a.out_w)
+                    out[k] = sample_general<C>(a, s, ts_coord_clamp(sx[k]), ts_coord_clamp(sy[k]));
         }
 #pragma unroll
         for (int k = 0; k < V3_PX; k++)
@@ -651,14 +673,16 @@ static void launch_v3(const sample_args &a, const S &s, cudaStream_t st)
         sample_v3<T, C, TSK_BILINEAR, S><<<grid, dim3(32, 8), 0, st>>>(a, s);
 }
 
-/* v3 needs coordinates below FAST_LIMIT and whole-pixel alignment of its
- * loads and stores; otherwise v2 runs (same results, plainer loads). */
+/* v3 needs coordinates below FAST_LIMIT, a source pitch below 4 GiB and
+ * whole-pixel alignment of its loads and stores; otherwise v2 runs (same
+ * results, plainer loads). */
 static int v3_fits(const sample_args &a, size_t pixel_bytes)
 {
     const int lim = (int)FAST_LIMIT;
     int pow2 = (pixel_bytes & (pixel_bytes - 1)) == 0;
     size_t al = pow2 ? pixel_bytes : 1;
     return a.full_w < lim && a.full_h < lim && a.out_x0 + a.out_w < lim && a.out_y0 + a.out_h < lim &&
+           a.src_pitch < ((size_t)1 << 32) &&
            (uintptr_t)a.src % al == 0 && a.src_pitch % al == 0 && (uintptr_t)a.dst % al == 0 &&
            a.dst_pitch % al == 0;
 }
