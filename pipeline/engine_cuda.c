@@ -521,7 +521,7 @@ static cudaError_t lane_reserve(lane *l, const layout *L)
 }
 
 /* Reserve buffers on every lane the image will use. On out-of-memory,
- * free all buffers and halve the tile height (then width) until it fits. */
+ * free all buffers and halve the tile height until it fits. */
 static ts_status reserve_all(ts_engine *e, layout *L, int n_tiles_hint, ts_err *err)
 {
     for (;;) {
@@ -534,9 +534,11 @@ static ts_status reserve_all(ts_engine *e, layout *L, int n_tiles_hint, ts_err *
         cudaGetLastError();
         for (int i = 0; i < e->n_lanes; i++) cudaStreamSynchronize(e->lanes[i].stream);
         engine_release_buffers(e);
+        /* Down to strips of one row; narrower would mean millions of
+         * tiles, and a device that cannot hold one row is out anyway. */
         if (L->th > 1) L->th = (L->th + 1) / 2;
-        else if (L->tw > 1) L->tw = (L->tw + 1) / 2;
-        else return ts_err_set(err, TS_E_NOMEM, "out of device memory even for 1x1 tiles");
+        else return ts_err_set(err, TS_E_NOMEM, "out of device memory even for tiles of one row (%.2f MB a stream)",
+                               (double)(2 * L->work_need + L->raw_need) / 1e6);
         layout_measure(L);
         n_tiles_hint = ((L->out_w + L->tw - 1) / L->tw) * ((L->out_h + L->th - 1) / L->th);
     }
