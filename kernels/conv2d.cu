@@ -1,0 +1,306 @@
+/* conv2d.cu - TSK_CONV_2D on the GPU: 2-D convolution up to 15x15 (conv,
+ * emboss, sobel). tsk.h gives the maths; ref_conv.c is the oracle:
+ *
+ *   s = sum_{j,i} k[j*kw + i] * p(x + i - kw/2, y + j - kh/2)   (j outer)
+ *   LINEAR: bias*max + s    ABS: |s|    MAG: sqrt(s*s + s2*s2), s2 with k2
+ *
+ * Versions, as in llm.c's dev/cuda (tsk_launch.version picks one):
+ *   v1  one thread per channel value, every tap read from global memory
+ *       through the border mode, taps in global memory.
+ *   v2  v1 with the taps in a __constant__ bank.
+ *   v3  a block loads its input tile and halo into padded shared memory
+ *       once; one output pixel per thread at a time.
+ *   v4  v3 with K pixels of a row per thread (each value loaded from shared
+ *       memory feeds K outputs from registers), results staged in shared
+ *       memory and written by consecutive threads (coalesced), one vector
+ *       load or store per pixel, integer conversions without the conversion
+ *       unit, fused multiply-add (see conv_common.cuh: +-1 on integers).
+ *   v5  v4 with the reference's separate multiply and add: bit-exact.
+ * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
+ *
+ * v3..v5 fall back to v2 when their tile does not fit in shared memory,
+ * and v4, v5 to v3 when a view is not aligned to its pixel size. */
+#include "conv_common.cuh"
+
+struct c2d_bank {
+    float k[TSK_MAX_2D * TSK_MAX_2D];
+    float k2[TSK_MAX_2D * TSK_MAX_2D];
+};
+
+__constant__ c2d_bank c_c2d_bank[TSK_SLOTS];
+__device__ c2d_bank g_c2d_bank[TSK_SLOTS];  /* v1: the same taps in global memory */
+
+struct c2d_args {
+    conv_io io;
+    int slot;
+    int kw, kh;
+    int mode;    /* tsk_conv_mode */
+    float bias;
+};
+
+static const char *const c2d_version_names[] = {
+    "v1 naive global, taps in global memory",
+    "v2 naive global, taps in constant memory",
+    "v3 padded smem tile, 1 px/thread",
+    "v4 smem tile, K px/thread in registers, staged coalesced stores, fma",
+    "v5 v4 with exact mul+add (bit-exact)",
+};
+
+/* The mode applied to the sums of one channel; biasmax = bias * max. */
+template <bool FMA>
+static __device__ __forceinline__ float c2d_finish(int mode, float s, float s2, float biasmax)
+{
+    switch (mode) {
+    case TSK_CONV_LINEAR: return __fadd_rn(biasmax, s);
+    case TSK_CONV_ABS: return fabsf(s);
+    default: return sqrtf(FMA ? fmaf(s, s, __fmul_rn(s2, s2)) : __fadd_rn(__fmul_rn(s, s), __fmul_rn(s2, s2)));
+    }
+}
+
+/* --------------------------------------------------------- v1, v2: naive */
+
+template <typename T, bool CONST_TAPS>
+__global__ void c2d_naive(c2d_args a)
+{
+    const conv_io &io = a.io;
+    const int ew = io.dw * io.c, rx = a.kw / 2, ry = a.kh / 2;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= ew) return;
+    const int x = io.dx0 + e / io.c, ch = e % io.c;
+    const bool mag = a.mode == TSK_CONV_MAG;
+    const float *k = CONST_TAPS ? c_c2d_bank[a.slot].k : g_c2d_bank[a.slot].k;
+    const float *k2 = CONST_TAPS ? c_c2d_bank[a.slot].k2 : g_c2d_bank[a.slot].k2;
+    const float biasmax = __fmul_rn(a.bias, tsk_px<T>::maxv());
+    for (int y = blockIdx.y; y < io.dh; y += gridDim.y) {
+        const int gy = io.dy0 + y;
+        float s = 0.0f, s2 = 0.0f;
+        for (int j = 0; j < a.kh; j++)
+            for (int i = 0; i < a.kw; i++) {
+                const float p = conv_read<T>(io, x + i - rx, gy + j - ry, ch);
+                s = conv_mac<false>(k[j * a.kw + i], p, s);
+                if (mag) s2 = conv_mac<false>(k2[j * a.kw + i], p, s2);
+            }
+        float o = c2d_finish<false>(a.mode, s, s2, biasmax);
+        if (io.alpha && ch == io.c - 1) o = conv_read<T>(io, x, gy, ch);
+        T *row = (T *)(io.dst + (size_t)y * io.dp);
+        row[e] = tsk_px<T>::store(o);
+    }
+}
+
+template <typename T, bool CONST_TAPS>
+static ts_status c2d_naive_go(const c2d_args &a, cudaStream_t s, ts_err *err)
+{
+    const int ew = a.io.dw * a.io.c, h = a.io.dh;
+    c2d_naive<T, CONST_TAPS><<<dim3((ew + 255) / 256, h < 65535 ? h : 65535), 256, 0, s>>>(a);
+    return TSK_LAUNCH_CHECK("2-D convolution", err);
+}
+
+/* -------------------------------------------------------- v3..v5: tiles
+ * K == 1 (v3): one output per thread, threads on consecutive columns,
+ * results straight to global memory. K > 1: K consecutive outputs of a row
+ * per thread, threads on consecutive rows (conflict-free by S's padding);
+ * the rounded results go to the staging tile O, which consecutive threads
+ * then copy out pixel by pixel (coalesced). */
+template <typename T, int C, int K, bool FMA, bool FAST, bool MAG>
+__global__ void __launch_bounds__(CONV_THREADS) c2d_tiled(c2d_args a, conv_tile g)
+{
+    extern __shared__ float4 conv_smem[];
+    float *S = (float *)conv_smem;
+    unsigned char *O = (unsigned char *)conv_smem + g.off_o;
+    const conv_io &io = a.io;
+    const int rx = a.kw / 2, ry = a.kh / 2;
+    const int ox0 = io.dx0 + (int)blockIdx.x * g.tw, oy0 = io.dy0 + (int)blockIdx.y * g.th;
+    const int vw = min(g.tw, io.dx0 + io.dw - ox0), vh = min(g.th, io.dy0 + io.dh - oy0);
+
+    conv_load_tile<T, C, FAST>(io, S, g, ox0 - rx, oy0 - ry, vw + 2 * rx, vh + 2 * ry);
+    __syncthreads();
+
+    const float *k = c_c2d_bank[a.slot].k, *k2 = c_c2d_bank[a.slot].k2;
+    const float biasmax = __fmul_rn(a.bias, tsk_px<T>::maxv());
+    const int mode = MAG ? (int)TSK_CONV_MAG : a.mode;
+    if constexpr (K == 1) {
+        for (int t = threadIdx.x; t < g.tw * g.th; t += blockDim.x) {
+            const int oy = t >> g.tw_log2, ox = t & (g.tw - 1);
+            if (ox >= vw || oy >= vh) continue;
+            vecf<C> s[1], s2[1];
+            s[0] = s2[0] = vfill<C>(0.0f);
+            for (int j = 0; j < a.kh; j++)
+                conv_run<C, 1, FMA, MAG>(S + (oy + j) * g.pitch_s + ox * C, C, a.kw, k + j * a.kw, k2 + j * a.kw,
+                                         s, s2);
+            vecf<C> o;
+#pragma unroll
+            for (int ch = 0; ch < C; ch++) o.v[ch] = c2d_finish<FMA>(mode, s[0].v[ch], s2[0].v[ch], biasmax);
+            if (io.alpha) o.v[C - 1] = S[(oy + ry) * g.pitch_s + (ox + rx) * C + C - 1];
+            conv_stg<T, C, FAST>(io.dst + (size_t)(oy0 + oy - io.dy0) * io.dp, ox0 + ox - io.dx0, o);
+        }
+    } else {
+        for (int t = threadIdx.x; t < g.th * (g.tw / K); t += blockDim.x) {
+            const int r = t & (g.th - 1), q = t >> g.th_log2;
+            if (r >= vh || q * K >= vw) continue;
+            vecf<C> s[K], s2[K];
+#pragma unroll
+            for (int i = 0; i < K; i++) s[i] = s2[i] = vfill<C>(0.0f);
+            for (int j = 0; j < a.kh; j++)
+                conv_run<C, K, FMA, MAG>(S + (r + j) * g.pitch_s + q * K * C, C, a.kw, k + j * a.kw,
+                                         k2 + j * a.kw, s, s2);
+#pragma unroll
+            for (int i = 0; i < K; i++) {
+                vecf<C> o;
+#pragma unroll
+                for (int ch = 0; ch < C; ch++) o.v[ch] = c2d_finish<FMA>(mode, s[i].v[ch], s2[i].v[ch], biasmax);
+                if (io.alpha) o.v[C - 1] = S[(r + ry) * g.pitch_s + (q * K + i + rx) * C + C - 1];
+                conv_stg<T, C, FAST>(O + r * g.pitch_o, q * K + i, o);
+            }
+        }
+        __syncthreads();
+        constexpr int PS = (int)sizeof(T) * C;
+        for (int t = threadIdx.x; t < g.tw * g.th; t += blockDim.x) {
+            const int oy = t >> g.tw_log2, ox = t & (g.tw - 1);
+            if (ox >= vw || oy >= vh) continue;
+            conv_copy_px<T, C>(io.dst + (size_t)(oy0 + oy - io.dy0) * io.dp + (size_t)(ox0 + ox - io.dx0) * PS,
+                               O + oy * g.pitch_o + ox * PS);
+        }
+    }
+}
+
+/* Staging rows of O: bytes with (bytes / 4) = u (mod 32), u the banks of
+ * one pixel's access (1 for up to 4 bytes, 2 for 8, 4 for 16): threads on
+ * consecutive rows then write distinct banks. */
+static int c2d_pitch_o(int tw, int ps)
+{
+    const int u = ps >= 16 ? 4 : ps >= 8 ? 2 : 1;
+    const int words = (tw * ps + 3) / 4;
+    return 4 * (words + (((u - words) % 32) + 32) % 32);
+}
+
+/* Tile of tw x th outputs (th halved until it fits); 0 when none fits. */
+static int c2d_tile(conv_tile *g, int c, int ps, int k, int tw, int th, int rx, int ry, size_t limit)
+{
+    for (; th >= 8; th /= 2) {
+        memset(g, 0, sizeof *g);
+        g->tw = tw;
+        g->th = th;
+        g->tw_log2 = conv_log2(tw);
+        g->th_log2 = conv_log2(th);
+        g->iw = tw + 2 * rx;
+        g->ih = th + 2 * ry;
+        g->pitch_s = conv_pad_floats(g->iw * c, c);
+        g->iw_magic = conv_magic(g->iw);
+        g->ih_magic = conv_magic(g->ih);
+        g->off_o = 16 * (int)((sizeof(float) * (size_t)g->ih * (size_t)g->pitch_s + 15) / 16);
+        g->pitch_o = k > 1 ? c2d_pitch_o(tw, ps) : 0;
+        g->smem = (size_t)g->off_o + (size_t)g->pitch_o * (size_t)th;
+        if (g->smem <= limit) return 1;
+    }
+    (void)k;
+    return 0;
+}
+
+template <typename T, int C, int K, bool FMA, bool FAST>
+static ts_status c2d_tiled_go(const c2d_args &a, cudaStream_t s, ts_err *err)
+{
+    conv_tile g;
+    const int tw = K == 1 ? 32 : 64, th = 32;
+    if (!c2d_tile(&g, C, (int)sizeof(T) * C, K, tw, th, a.kw / 2, a.kh / 2, conv_smem_limit()))
+        return c2d_naive_go<T, true>(a, s, err);
+    auto kernel = a.mode == TSK_CONV_MAG ? c2d_tiled<T, C, K, FMA, FAST, true> : c2d_tiled<T, C, K, FMA, FAST, false>;
+    if (g.smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
+        if (e != cudaSuccess) return tsk_cuda_status(e, "2-D convolution: shared memory", err);
+    }
+    const dim3 grid((unsigned)((a.io.dw + g.tw - 1) / g.tw), (unsigned)((a.io.dh + g.th - 1) / g.th));
+    kernel<<<grid, CONV_THREADS, g.smem, s>>>(a, g);
+    return TSK_LAUNCH_CHECK("2-D convolution", err);
+}
+
+template <typename T, int C>
+static ts_status c2d_tiled_version(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
+{
+    constexpr int K = C <= 2 ? 8 : 4;
+    switch (version) {
+    case 3: return c2d_tiled_go<T, C, 1, false, false>(a, s, err);
+    case 4: return c2d_tiled_go<T, C, K, true, true>(a, s, err);
+    default: return c2d_tiled_go<T, C, K, false, true>(a, s, err);
+    }
+}
+
+template <typename T>
+static ts_status c2d_run(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
+{
+    if (version == 1) return c2d_naive_go<T, false>(a, s, err);
+    if (version == 2) return c2d_naive_go<T, true>(a, s, err);
+    switch (a.io.c) {
+    case 1: return c2d_tiled_version<T, 1>(a, version, s, err);
+    case 2: return c2d_tiled_version<T, 2>(a, version, s, err);
+    case 3: return c2d_tiled_version<T, 3>(a, version, s, err);
+    default: return c2d_tiled_version<T, 4>(a, version, s, err);
+    }
+}
+
+/* ------------------------------------------------------------- launcher */
+
+static conv_bank_cache<c2d_bank> c2d_cache[TSK_SLOTS];
+
+static ts_status c2d_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *err)
+{
+    const size_t n = (size_t)op->u.conv2d.kw * (size_t)op->u.conv2d.kh;
+    c2d_bank b;
+    int dev = 0;
+    memset(&b, 0, sizeof b);
+    memcpy(b.k, op->u.conv2d.k, sizeof(float) * n);
+    if (op->u.conv2d.mode == TSK_CONV_MAG) memcpy(b.k2, op->u.conv2d.k2, sizeof(float) * n);
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return tsk_cuda_status(e, "2-D convolution: current device", err);
+    if (conv_bank_cached(&c2d_cache[slot], dev, b)) return TS_OK;
+    c2d_cache[slot].valid = 0;
+    e = cudaMemcpyToSymbolAsync(c_c2d_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyToSymbolAsync(g_c2d_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess) return tsk_cuda_status(e, "2-D convolution: uploading taps", err);
+    c2d_cache[slot].bank = b;
+    c2d_cache[slot].device = dev;
+    c2d_cache[slot].valid = 1;
+    return TS_OK;
+}
+
+static ts_status c2d_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
+{
+    const char *what = "2-D convolution";
+    const int kw = op->u.conv2d.kw, kh = op->u.conv2d.kh;
+    if (kw < 1 || kh < 1 || kw > TSK_MAX_2D || kh > TSK_MAX_2D || kw % 2 == 0 || kh % 2 == 0)
+        return ts_err_set(err, TS_E_ARG, "%s: %dx%d kernel (odd, at most %d)", what, kw, kh, TSK_MAX_2D);
+    if ((int)op->u.conv2d.mode < TSK_CONV_LINEAR || (int)op->u.conv2d.mode > TSK_CONV_MAG)
+        return ts_err_set(err, TS_E_ARG, "%s: mode %d", what, (int)op->u.conv2d.mode);
+    if ((int)op->u.conv2d.border < 0 || (int)op->u.conv2d.border > TS_BORDER_CONSTANT)
+        return ts_err_set(err, TS_E_ARG, "%s: border %d", what, (int)op->u.conv2d.border);
+    ts_status st = conv_check_views(op, src, dst, what, err);
+    if (st != TS_OK) return st;
+
+    cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
+    const int slot = l ? l->slot : 0;
+    st = c2d_upload(op, slot, s, err);
+    if (st != TS_OK) return st;
+
+    c2d_args a;
+    a.io = conv_io_of(src, dst, (int)op->u.conv2d.border, op->u.conv2d.border_value, op->alpha_passthrough);
+    a.slot = slot;
+    a.kw = kw;
+    a.kh = kh;
+    a.mode = (int)op->u.conv2d.mode;
+    a.bias = op->u.conv2d.bias;
+    int version = tsk_pick_version(&tsk_family_conv2d, l);
+    if (version >= 4 && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
+    switch (dst->type) {
+    case TS_U8: return c2d_run<uint8_t>(a, version, s, err);
+    case TS_U16: return c2d_run<uint16_t>(a, version, s, err);
+    default: return c2d_run<float>(a, version, s, err);
+    }
+}
+
+extern "C" const tsk_family tsk_family_conv2d = {
+    "2-D convolution",
+    c2d_version_names,
+    (int)(sizeof c2d_version_names / sizeof c2d_version_names[0]),
+    4,
+    c2d_apply,
+};

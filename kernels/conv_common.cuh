@@ -1,0 +1,462 @@
+/* conv_common.cuh - (internal, CUDA only) what the two convolution families
+ * (conv_sep.cu, conv2d.cu) share: their views as kernel arguments, pixels
+ * as vectors of C floats, border reads, the reference's multiply-add, exact
+ * integer conversions that keep off the slow conversion unit, the shared
+ * memory tile with its halo, and the register-blocked 1-D convolution that
+ * the fast versions of both families are built from.
+ *
+ * Exactness. The reference (ref_conv.c) sums in float, products rounded
+ * before each add (ISO C: gcc does not contract). conv_mac<false> does the
+ * same with __fmul_rn/__fadd_rn, which nvcc never fuses, in the same order:
+ * such versions are bit-identical to the reference. conv_mac<true> fuses
+ * the multiply-add (one rounding instead of two, half the instructions);
+ * the order of summation is unchanged, so results differ only in the last
+ * bit of some sums: integer outputs by at most 1 where a sum lies within
+ * an ulp of a rounding boundary, floats by a few ulps of the largest
+ * partial sum. */
+#ifndef TSK_CONV_COMMON_CUH
+#define TSK_CONV_COMMON_CUH
+
+#include "gpu_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+
+enum { CONV_THREADS = 256 };  /* threads per block of the tiled versions */
+
+/* ---------------------------------------------------------------- views */
+
+/* src and dst of one convolution as a kernel argument. Both are regions of
+ * images of fw x fh pixels (a convolution keeps the size); coordinates
+ * are global: pixel (gx, gy) of src is at (gx - sx0, gy - sy0). */
+struct conv_io {
+    const unsigned char *src;
+    size_t sp;
+    int sx0, sy0;
+    unsigned char *dst;
+    size_t dp;
+    int dx0, dy0, dw, dh;
+    int fw, fh;
+    int c;
+    int border;
+    float bv;   /* border_value, for TS_BORDER_CONSTANT */
+    int alpha;  /* 1: the last channel is the centre pixel's (c = 2, 4) */
+};
+
+static inline conv_io conv_io_of(const ts_view *src, ts_view *dst, int border, float bv, int alpha)
+{
+    conv_io io;
+    io.src = src->data;
+    io.sp = src->pitch;
+    io.sx0 = src->x0;
+    io.sy0 = src->y0;
+    io.dst = dst->data;
+    io.dp = dst->pitch;
+    io.dx0 = dst->x0;
+    io.dy0 = dst->y0;
+    io.dw = dst->w;
+    io.dh = dst->h;
+    io.fw = dst->full_w;
+    io.fh = dst->full_h;
+    io.c = dst->c;
+    io.border = border;
+    io.bv = bv;
+    io.alpha = alpha && (dst->c == 2 || dst->c == 4);
+    return io;
+}
+
+/* The checks every version relies on: a pixel format we have kernels
+ * for, dst inside its image, and src holding all that tsk_need() says dst
+ * needs (the kernels read nothing else, and a smaller src would make them
+ * read memory they do not own). */
+static inline ts_status conv_check_views(const tsk_op *op, const ts_view *src, const ts_view *dst,
+                                         const char *what, ts_err *err)
+{
+    if (dst->c < 1 || dst->c > 4 || (dst->type != TS_U8 && dst->type != TS_U16 && dst->type != TS_F32))
+        return ts_err_set(err, TS_E_ARG, "%s: %d channels of type %d", what, dst->c, (int)dst->type);
+    if (src->full_w != dst->full_w || src->full_h != dst->full_h)
+        return ts_err_set(err, TS_E_ARG, "%s: source image %dx%d and destination image %dx%d differ", what,
+                          src->full_w, src->full_h, dst->full_w, dst->full_h);
+    if (dst->x0 < 0 || dst->y0 < 0 || dst->w > dst->full_w - dst->x0 || dst->h > dst->full_h - dst->y0)
+        return ts_err_set(err, TS_E_ARG, "%s: destination region %d,%d %dx%d is not inside its %dx%d image",
+                          what, dst->x0, dst->y0, dst->w, dst->h, dst->full_w, dst->full_h);
+    ts_rect out = { dst->x0, dst->y0, dst->w, dst->h };
+    ts_rect need = tsk_need(op, src->full_w, src->full_h, out);
+    if (need.x0 < src->x0 || need.y0 < src->y0 || need.x0 + need.w > src->x0 + src->w ||
+        need.y0 + need.h > src->y0 + src->h)
+        return ts_err_set(err, TS_E_ARG, "%s: source region %d,%d %dx%d lacks the needed %d,%d %dx%d", what,
+                          src->x0, src->y0, src->w, src->h, need.x0, need.y0, need.w, need.h);
+    if (!src->data || !dst->data) return ts_err_set(err, TS_E_ARG, "%s: a view has no pixels", what);
+    return TS_OK;
+}
+
+/* Vector loads and stores of whole pixels need the pixel's size (C = 1, 2,
+ * 4) or the channel's (C = 3) to divide both the start and the pitch. */
+static inline int conv_view_aligned(const ts_view *v)
+{
+    size_t a = v->c == 3 ? (size_t)v->type : (size_t)v->c * (size_t)v->type;
+    return ((uintptr_t)v->data % a) == 0 && v->pitch % a == 0;
+}
+
+/* ------------------------------------------------------- pixel vectors */
+
+template <int C> struct vecf { float v[C]; };
+
+template <int C>
+static __device__ __forceinline__ vecf<C> vfill(float x)
+{
+    vecf<C> r;
+#pragma unroll
+    for (int ch = 0; ch < C; ch++) r.v[ch] = x;
+    return r;
+}
+
+/* acc + k * p as the reference computes it (product rounded, then the
+ * sum), or fused. */
+template <bool FMA>
+static __device__ __forceinline__ float conv_mac(float k, float p, float acc)
+{
+    return FMA ? fmaf(k, p, acc) : __fadd_rn(acc, __fmul_rn(k, p));
+}
+
+template <int C, bool FMA>
+static __device__ __forceinline__ void vmac(vecf<C> &acc, float k, const vecf<C> &p)
+{
+#pragma unroll
+    for (int ch = 0; ch < C; ch++) acc.v[ch] = conv_mac<FMA>(k, p.v[ch], acc.v[ch]);
+}
+
+/* A pixel of C floats in shared memory (16-byte aligned for C = 4). */
+template <int C>
+static __device__ __forceinline__ vecf<C> lds_px(const float *p)
+{
+    vecf<C> r;
+    if constexpr (C == 4) {
+        float4 q = *(const float4 *)p;
+        r.v[0] = q.x; r.v[1] = q.y; r.v[2] = q.z; r.v[3] = q.w;
+    } else if constexpr (C == 2) {
+        float2 q = *(const float2 *)p;
+        r.v[0] = q.x; r.v[1] = q.y;
+    } else {
+#pragma unroll
+        for (int ch = 0; ch < C; ch++) r.v[ch] = p[ch];
+    }
+    return r;
+}
+
+template <int C>
+static __device__ __forceinline__ void sts_px(float *p, const vecf<C> &v)
+{
+    if constexpr (C == 4) {
+        *(float4 *)p = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
+    } else if constexpr (C == 2) {
+        *(float2 *)p = make_float2(v.v[0], v.v[1]);
+    } else {
+#pragma unroll
+        for (int ch = 0; ch < C; ch++) p[ch] = v.v[ch];
+    }
+}
+
+/* ------------------------------------------- integer <-> float, exactly
+ * The conversion instructions (I2F, F2I) run at a quarter of the rate of
+ * the rest on sm_80/sm_90, and a convolution does one per channel read and
+ * written. An integer v < 2^23 placed in the mantissa of 2^23 (bits
+ * 0x4B000000 | v) is the float 2^23 + v exactly, so one byte permute and
+ * one subtraction convert it. The other way, 2^23 added in round-down mode
+ * leaves floor(x) in the low mantissa bits for 0 <= x < 2^23. */
+
+static __device__ __forceinline__ float conv_magic_to_float(uint32_t bits)
+{
+    return __fsub_rn(__int_as_float((int)bits), 8388608.0f);
+}
+
+/* Byte B (or 16-bit half B) of w as a float. */
+template <int B>
+static __device__ __forceinline__ float conv_u8_of(uint32_t w)
+{
+    return conv_magic_to_float(__byte_perm(w, 0x4B000000u, 0x7440u + B));
+}
+template <int B>
+static __device__ __forceinline__ float conv_u16_of(uint32_t w)
+{
+    return conv_magic_to_float(__byte_perm(w, 0x4B000000u, B ? 0x7432u : 0x7410u));
+}
+
+/* ts_round_sat(x, maxv) with the integer in the low bits of the result:
+ * NaN and x <= 0 clamp to 0 (fmaxf returns the number), x >= maxv to
+ * maxv; otherwise x + 0.5f rounded to nearest as the reference adds it,
+ * then floor, which equals the reference's truncation of a positive
+ * number. */
+static __device__ __forceinline__ uint32_t conv_round_bits(float x, float maxv)
+{
+    float y = fminf(fmaxf(x, 0.0f), maxv);
+    return (uint32_t)__float_as_int(__fadd_rd(__fadd_rn(y, 0.5f), 8388608.0f));
+}
+
+/* ------------------------------------------------------- pixel loads
+ * Pixel x of a row (x local to the view). FAST: one vector load per pixel
+ * (the view must be aligned: conv_view_aligned) and the conversions above;
+ * otherwise one load per channel and the plain rules of gpu_internal.h. */
+template <typename T, int C, bool FAST>
+static __device__ __forceinline__ vecf<C> conv_ldg(const unsigned char *row, int x)
+{
+    vecf<C> r;
+    const T *p = (const T *)row + (size_t)x * C;
+    if constexpr (!FAST || C == 3) {
+#pragma unroll
+        for (int ch = 0; ch < C; ch++) {
+            if constexpr (FAST && !std::is_same<T, float>::value)
+                r.v[ch] = conv_magic_to_float(0x4B000000u | (uint32_t)p[ch]);
+            else
+                r.v[ch] = tsk_px<T>::load(p[ch]);
+        }
+    } else if constexpr (std::is_same<T, uint8_t>::value) {
+        if constexpr (C == 4) {
+            uint32_t w = *(const uint32_t *)p;
+            r.v[0] = conv_u8_of<0>(w); r.v[1] = conv_u8_of<1>(w);
+            r.v[2] = conv_u8_of<2>(w); r.v[3] = conv_u8_of<3>(w);
+        } else if constexpr (C == 2) {
+            uint32_t w = *(const uint16_t *)p;
+            r.v[0] = conv_u8_of<0>(w); r.v[1] = conv_u8_of<1>(w);
+        } else {
+            r.v[0] = conv_magic_to_float(0x4B000000u | (uint32_t)p[0]);
+        }
+    } else if constexpr (std::is_same<T, uint16_t>::value) {
+        if constexpr (C == 4) {
+            uint2 w = *(const uint2 *)p;
+            r.v[0] = conv_u16_of<0>(w.x); r.v[1] = conv_u16_of<1>(w.x);
+            r.v[2] = conv_u16_of<0>(w.y); r.v[3] = conv_u16_of<1>(w.y);
+        } else if constexpr (C == 2) {
+            uint32_t w = *(const uint32_t *)p;
+            r.v[0] = conv_u16_of<0>(w); r.v[1] = conv_u16_of<1>(w);
+        } else {
+            r.v[0] = conv_magic_to_float(0x4B000000u | (uint32_t)p[0]);
+        }
+    } else {
+        r = lds_px<C>((const float *)p);  /* a plain vector load; any address space */
+    }
+    return r;
+}
+
+/* Pixel x of a row gets v, rounded and saturated for integer types. */
+template <typename T, int C, bool FAST>
+static __device__ __forceinline__ void conv_stg(unsigned char *row, int x, const vecf<C> &v)
+{
+    T *p = (T *)row + (size_t)x * C;
+    if constexpr (std::is_same<T, float>::value && FAST) {
+        sts_px<C>(p, v);
+    } else if constexpr (!FAST) {
+#pragma unroll
+        for (int ch = 0; ch < C; ch++) p[ch] = tsk_px<T>::store(v.v[ch]);
+    } else {
+        const float m = tsk_px<T>::maxv();
+        uint32_t b[C];
+#pragma unroll
+        for (int ch = 0; ch < C; ch++) b[ch] = conv_round_bits(v.v[ch], m);
+        if constexpr (std::is_same<T, uint8_t>::value && C == 4) {
+            uint32_t lo = __byte_perm(b[0], b[1], 0x0040u), hi = __byte_perm(b[2], b[3], 0x0040u);
+            *(uint32_t *)p = __byte_perm(lo, hi, 0x5410u);
+        } else if constexpr (std::is_same<T, uint8_t>::value && C == 2) {
+            *(uint16_t *)p = (uint16_t)__byte_perm(b[0], b[1], 0x0040u);
+        } else if constexpr (std::is_same<T, uint16_t>::value && C == 4) {
+            *(uint2 *)p = make_uint2(__byte_perm(b[0], b[1], 0x5410u), __byte_perm(b[2], b[3], 0x5410u));
+        } else if constexpr (std::is_same<T, uint16_t>::value && C == 2) {
+            *(uint32_t *)p = __byte_perm(b[0], b[1], 0x5410u);
+        } else {
+#pragma unroll
+            for (int ch = 0; ch < C; ch++) p[ch] = (T)b[ch];  /* the low bits */
+        }
+    }
+}
+
+/* Copy one pixel of T x C (shared staging to global memory). */
+template <typename T, int C>
+static __device__ __forceinline__ void conv_copy_px(unsigned char *to, const unsigned char *from)
+{
+    constexpr int PS = (int)sizeof(T) * C;
+    if constexpr (PS == 16) *(uint4 *)to = *(const uint4 *)from;
+    else if constexpr (PS == 8) *(uint2 *)to = *(const uint2 *)from;
+    else if constexpr (PS == 4) *(uint32_t *)to = *(const uint32_t *)from;
+    else if constexpr (PS == 2) *(uint16_t *)to = *(const uint16_t *)from;
+    else if constexpr (PS == 1) *to = *from;
+    else {
+#pragma unroll
+        for (int ch = 0; ch < C; ch++) ((T *)to)[ch] = ((const T *)from)[ch];
+    }
+}
+
+/* ------------------------------------------------------- border reads */
+
+/* Channel ch of the tap at global (gx, gy), through the border mode (the
+ * reference's ref_read_border, one channel). */
+template <typename T>
+static __device__ __forceinline__ float conv_read(const conv_io &io, int gx, int gy, int ch)
+{
+    int bx = ts_border_map(gx, io.fw, io.border), by = ts_border_map(gy, io.fh, io.border);
+    if (bx < 0 || by < 0) return io.bv;
+    const T *row = (const T *)(io.src + (size_t)(by - io.sy0) * io.sp);
+    return tsk_px<T>::load(row[(size_t)(bx - io.sx0) * io.c + ch]);
+}
+
+/* --------------------------------------------------- shared-memory tile
+ * A block computes tw x th output pixels. Its input tile, iw x ih = the
+ * outputs grown by the radii, is read once from global memory (through
+ * the border mode at the image's edges) into S as floats. Rows of S are
+ * padded so that rows differ by C banks (C = 1, 2, 4; odd for C = 3):
+ * threads that walk down consecutive rows then hit distinct banks. */
+struct conv_tile {
+    int tw, th, tw_log2, th_log2;  /* output pixels per block (powers of 2) */
+    int iw, ih;                    /* the input tile */
+    int pitch_s;                   /* floats per row of S */
+    int pitch_r;                   /* floats per row of R (separable: row sums) */
+    int off_r;                     /* R's offset in floats */
+    int pitch_o;                   /* bytes per row of O (staged outputs) */
+    int off_o;                     /* O's offset in bytes */
+    unsigned iw_magic, ih_magic;   /* t / iw == __umulhi(t, iw_magic) for the t used */
+    size_t smem;                   /* dynamic shared memory, bytes */
+};
+
+/* Smallest p >= n with p = c (mod 32), or p odd for c = 3. */
+static inline int conv_pad_floats(int n, int c)
+{
+    if (c == 3) return n | 1;
+    return n + (((c - n) % 32) + 32) % 32;
+}
+
+/* ceil(2^32 / d): for t * d < 2^32, __umulhi(t, m) == t / d. */
+static inline unsigned conv_magic(int d) { return (unsigned)((0x100000000ull + (unsigned)d - 1) / (unsigned)d); }
+
+static inline int conv_log2(int n)
+{
+    int l = 0;
+    while ((1 << l) < n) l++;
+    return l;
+}
+
+/* Largest dynamic shared memory a block may have on the current device. */
+static inline size_t conv_smem_limit(void)
+{
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 48 * 1024;
+    }
+    return (size_t)v;
+}
+
+/* Load the input tile: pixels (gx0 + ix, gy0 + iy) for ix < lw, iy < lh
+ * (the part that valid outputs read); the rest of S is zeroed so that no
+ * thread ever computes on uninitialised memory. Consecutive threads take
+ * consecutive pixels: coalesced reads, conflict-free writes. */
+template <typename T, int C, bool FAST>
+static __device__ __forceinline__ void conv_load_tile(const conv_io &io, float *S, const conv_tile &g, int gx0,
+                                                      int gy0, int lw, int lh)
+{
+    const bool inside = gx0 >= 0 && gy0 >= 0 && gx0 + lw <= io.fw && gy0 + lh <= io.fh;
+    const int n = g.iw * g.ih;
+#pragma unroll 4
+    for (int t = threadIdx.x; t < n; t += blockDim.x) {
+        int iy = (int)__umulhi((unsigned)t, g.iw_magic), ix = t - iy * g.iw;
+        vecf<C> v = vfill<C>(0.0f);
+        if (ix < lw && iy < lh) {
+            int bx = gx0 + ix, by = gy0 + iy;
+            if (!inside) {  /* the same for the whole block */
+                bx = ts_border_map(bx, io.fw, io.border);
+                by = ts_border_map(by, io.fh, io.border);
+            }
+            if (bx < 0 || by < 0)
+                v = vfill<C>(io.bv);
+            else
+                v = conv_ldg<T, C, FAST>(io.src + (size_t)(by - io.sy0) * io.sp, bx - io.sx0);
+        }
+        sts_px<C>(S + iy * g.pitch_s + ix * C, v);
+    }
+}
+
+/* ------------------------------------- register-blocked 1-D convolution
+ * For K consecutive outputs k = 0..K-1 at in, in + stride, ...:
+ *   acc[k] += taps[i] * in[(k + i) * stride]   for i = 0..n-1, in order
+ * (and acc2 with taps2 when TWO). Every pixel loaded from shared memory
+ * feeds up to K outputs from registers. The window is two banks of K
+ * pixels used alternately (w0 then w1, w1 then w0), so the loop moves no
+ * register. The taps stay in __constant__ memory: the index is the same
+ * for every thread of the warp (a broadcast). */
+
+template <int C, int K>
+static __device__ __forceinline__ void conv_window(vecf<C> (&w)[K], const float *p, int stride, int count)
+{
+#pragma unroll
+    for (int m = 0; m < K; m++)
+        if (m < count) w[m] = lds_px<C>(p + m * stride);
+}
+
+/* Taps t = 0..K-1 (t < left when GUARD) on the window wa:wb. */
+template <int C, int K, bool FMA, bool TWO, bool GUARD>
+static __device__ __forceinline__ void conv_taps(const vecf<C> (&wa)[K], const vecf<C> (&wb)[K], const float *taps,
+                                                 const float *taps2, int left, vecf<C> (&acc)[K],
+                                                 vecf<C> (&acc2)[K])
+{
+#pragma unroll
+    for (int t = 0; t < K; t++) {
+        if (GUARD && t >= left) break;
+        const float k1 = taps[t];
+        const float k2 = TWO ? taps2[t] : 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const vecf<C> &p = k + t < K ? wa[k + t] : wb[k + t - K];
+            vmac<C, FMA>(acc[k], k1, p);
+            if (TWO) vmac<C, FMA>(acc2[k], k2, p);
+        }
+    }
+}
+
+template <int C, int K, bool FMA, bool TWO>
+static __device__ __forceinline__ void conv_run(const float *in, int stride, int n, const float *taps,
+                                                const float *taps2, vecf<C> (&acc)[K], vecf<C> (&acc2)[K])
+{
+    vecf<C> w0[K], w1[K];
+    /* Position m of the window is needed while m < K + n - 1. */
+    conv_window<C, K>(w0, in, stride, K);
+    int c = 0;
+    for (; c + 2 * K <= n; c += 2 * K) {
+        conv_window<C, K>(w1, in + (c + K) * stride, stride, K);
+        conv_taps<C, K, FMA, TWO, false>(w0, w1, taps + c, taps2 + c, K, acc, acc2);
+        conv_window<C, K>(w0, in + (c + 2 * K) * stride, stride, n - 1 - c - K);
+        conv_taps<C, K, FMA, TWO, false>(w1, w0, taps + c + K, taps2 + c + K, K, acc, acc2);
+    }
+    if (c < n) {
+        conv_window<C, K>(w1, in + (c + K) * stride, stride, n - 1 - c);
+        conv_taps<C, K, FMA, TWO, true>(w0, w1, taps + c, taps2 + c, n - c, acc, acc2);
+        if (c + K < n) {
+            conv_window<C, K>(w0, in + (c + 2 * K) * stride, stride, n - 1 - c - K);
+            conv_taps<C, K, FMA, TWO, true>(w1, w0, taps + c + K, taps2 + c + K, n - c - K, acc, acc2);
+        }
+    }
+}
+
+/* ------------------------------------------------ coefficient banks
+ * __constant__ memory is one symbol per module and streams run at the
+ * same time, so the taps live in one bank per slot (TSK_SLOTS of them); a
+ * launch uploads into bank l->slot on l->stream, in stream order before its
+ * kernel, and the kernel indexes its bank with a uniform argument. The
+ * host keeps a copy of each bank and skips the upload when the bank
+ * already holds the same taps on the same device. A slot belongs to one
+ * stream and one host thread at a time (the engine's contract), so the
+ * copy needs no lock. The bank is built on the stack: a copy from pageable
+ * memory has consumed its source when the call returns. */
+template <typename Bank>
+struct conv_bank_cache {
+    int valid, device;
+    Bank bank;
+};
+
+/* 1 when bank slot of the cache already holds b on the current device. */
+template <typename Bank>
+static inline int conv_bank_cached(const conv_bank_cache<Bank> *cache, int device, const Bank &b)
+{
+    return cache->valid && cache->device == device && memcmp(&cache->bank, &b, sizeof b) == 0;
+}
+
+#endif

@@ -1,0 +1,323 @@
+/* conv_sep.cu - TSK_CONV_SEP on the GPU: separable convolution (gauss, box,
+ * and sharpen as an unsharp mask). tsk.h gives the maths; ref_conv.c is
+ * the oracle:
+ *
+ *   t(x,y) = sum_j ky[j] * sum_i kx[i] * p(x + i - rx, y + j - ry)
+ *   out    = center_w * p(x,y) + conv_w * t(x,y)
+ *
+ * Per output pixel, for each row j a row sum over i in float, added times
+ * ky[j] in index order. The row sum of image row y' at column x does not
+ * depend on the output row, so every version computes it once per (x, y')
+ * and sums columns of row sums: the same numbers in the same order.
+ *
+ * Versions, as in llm.c's dev/cuda (tsk_launch.version picks one):
+ *   v1  two passes through a float buffer in global memory: a kernel of row
+ *       sums, then a kernel of column sums; one thread per channel value,
+ *       taps read from global memory.
+ *   v2  v1 with the taps in a __constant__ bank.
+ *   v3  fused: a block loads its input tile and halo into shared memory
+ *       once, writes the row sums into a second padded shared tile, then
+ *       sums columns; one output pixel per thread at a time.
+ *   v4  v3 with K pixels per thread (each value loaded from shared memory
+ *       feeds K outputs from registers), one vector load or store per pixel,
+ *       integer conversions without the conversion unit, and fused
+ *       multiply-add (see conv_common.cuh: +-1 on integers).
+ *   v5  v4 with the reference's separate multiply and add: bit-exact.
+ *   v6  v4 with tiles twice as tall (less halo, fewer blocks per SM).
+ * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
+ *
+ * v3..v6 fall back to v2 when their tile does not fit in shared memory
+ * (only for the longest kernels on devices with little of it), and v4..v6
+ * to v3 when a view is not aligned to its pixel size. */
+#include "conv_common.cuh"
+
+/* Taps of one slot; unused taps are zero so that equal banks compare equal. */
+struct sep_bank {
+    float kx[TSK_MAX_SEP_TAPS];
+    float ky[TSK_MAX_SEP_TAPS];
+};
+
+__constant__ sep_bank c_sep_bank[TSK_SLOTS];
+__device__ sep_bank g_sep_bank[TSK_SLOTS];  /* v1: the same taps in global memory */
+
+struct sep_args {
+    conv_io io;
+    int slot;
+    int nx, ny;
+    float cw, kw;  /* center_w, conv_w */
+};
+
+static const char *const sep_version_names[] = {
+    "v1 naive two-pass global, taps in global memory",
+    "v2 two-pass global, taps in constant memory",
+    "v3 fused smem tile + padded row sums, 1 px/thread",
+    "v4 fused smem tile, K px/thread in registers, vector io, fma",
+    "v5 v4 with exact mul+add (bit-exact)",
+    "v6 v4 with 64-row tiles",
+};
+
+/* out = center_w * p + conv_w * t, one channel. */
+template <bool FMA>
+static __device__ __forceinline__ float sep_out(float cw, float kw, float p, float t)
+{
+    return FMA ? fmaf(cw, p, __fmul_rn(kw, t)) : __fadd_rn(__fmul_rn(cw, p), __fmul_rn(kw, t));
+}
+
+template <bool CONST_TAPS>
+static __device__ __forceinline__ const float *sep_kx(int slot)
+{
+    return CONST_TAPS ? c_sep_bank[slot].kx : g_sep_bank[slot].kx;
+}
+template <bool CONST_TAPS>
+static __device__ __forceinline__ const float *sep_ky(int slot)
+{
+    return CONST_TAPS ? c_sep_bank[slot].ky : g_sep_bank[slot].ky;
+}
+
+/* ---------------------------------------------------- v1, v2: two passes */
+
+/* Row sums: tmp[r][e] for image row dy0 - ry + r and channel value e of
+ * the dst row (e = x * c + ch), r = 0 .. dh + 2 ry - 1. */
+template <typename T, bool CONST_TAPS>
+__global__ void sep_rows_naive(sep_args a, float *tmp)
+{
+    const conv_io &io = a.io;
+    const int ew = io.dw * io.c, rows = io.dh + a.ny - 1, rx = (a.nx - 1) / 2, ry = (a.ny - 1) / 2;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= ew) return;
+    const int x = io.dx0 + e / io.c, ch = e % io.c;
+    const float *kx = sep_kx<CONST_TAPS>(a.slot);
+    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+        const int gy = io.dy0 - ry + r;
+        float s = 0.0f;
+        for (int i = 0; i < a.nx; i++) s = conv_mac<false>(kx[i], conv_read<T>(io, x + i - rx, gy, ch), s);
+        tmp[(size_t)r * ew + e] = s;
+    }
+}
+
+/* Column sums of the row sums, then the centre term. */
+template <typename T, bool CONST_TAPS>
+__global__ void sep_cols_naive(sep_args a, const float *tmp)
+{
+    const conv_io &io = a.io;
+    const int ew = io.dw * io.c;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= ew) return;
+    const int x = io.dx0 + e / io.c, ch = e % io.c;
+    const float *ky = sep_ky<CONST_TAPS>(a.slot);
+    for (int y = blockIdx.y; y < io.dh; y += gridDim.y) {
+        float t = 0.0f;
+        for (int j = 0; j < a.ny; j++) t = conv_mac<false>(ky[j], tmp[(size_t)(y + j) * ew + e], t);
+        const float p = conv_read<T>(io, x, io.dy0 + y, ch);
+        const float o = io.alpha && ch == io.c - 1 ? p : sep_out<false>(a.cw, a.kw, p, t);
+        T *row = (T *)(io.dst + (size_t)y * io.dp);
+        row[e] = tsk_px<T>::store(o);
+    }
+}
+
+template <typename T, bool CONST_TAPS>
+static ts_status sep_two_pass(const sep_args &a, cudaStream_t s, ts_err *err)
+{
+    const int ew = a.io.dw * a.io.c, rows = a.io.dh + a.ny - 1;
+    const dim3 block(256);
+    float *tmp = NULL;
+    cudaError_t e = cudaMallocAsync((void **)&tmp, (size_t)rows * (size_t)ew * sizeof(float), s);
+    if (e != cudaSuccess) return tsk_cuda_status(e, "separable convolution: row-sum buffer", err);
+    sep_rows_naive<T, CONST_TAPS><<<dim3((ew + 255) / 256, rows < 65535 ? rows : 65535), block, 0, s>>>(a, tmp);
+    ts_status st = TSK_LAUNCH_CHECK("separable convolution: row pass", err);
+    if (st == TS_OK) {
+        const int h = a.io.dh;
+        sep_cols_naive<T, CONST_TAPS><<<dim3((ew + 255) / 256, h < 65535 ? h : 65535), block, 0, s>>>(a, tmp);
+        st = TSK_LAUNCH_CHECK("separable convolution: column pass", err);
+    }
+    e = cudaFreeAsync(tmp, s);
+    if (st == TS_OK && e != cudaSuccess) st = tsk_cuda_status(e, "separable convolution: row-sum buffer", err);
+    return st;
+}
+
+/* --------------------------------------------------- v3..v6: fused tiles
+ * One block: load the input tile into S; row sums of all ih tile rows for
+ * the tw output columns into R (K consecutive columns per thread, threads
+ * on consecutive rows: conflict-free by R's and S's padding); then column
+ * sums down K consecutive rows per thread, threads on consecutive columns
+ * (conflict-free, and coalesced writes). */
+template <typename T, int C, int K, bool FMA, bool FAST>
+__global__ void __launch_bounds__(CONV_THREADS) sep_fused(sep_args a, conv_tile g)
+{
+    extern __shared__ float4 conv_smem[];
+    float *S = (float *)conv_smem, *R = S + g.off_r;
+    const conv_io &io = a.io;
+    const int rx = (a.nx - 1) / 2, ry = (a.ny - 1) / 2;
+    const int ox0 = io.dx0 + (int)blockIdx.x * g.tw, oy0 = io.dy0 + (int)blockIdx.y * g.th;
+    const int vw = min(g.tw, io.dx0 + io.dw - ox0), vh = min(g.th, io.dy0 + io.dh - oy0);
+
+    conv_load_tile<T, C, FAST>(io, S, g, ox0 - rx, oy0 - ry, vw + 2 * rx, vh + 2 * ry);
+    __syncthreads();
+
+    const float *kx = c_sep_bank[a.slot].kx;
+    const int groups = g.tw / K;
+    for (int t = threadIdx.x; t < g.ih * groups; t += blockDim.x) {
+        const int q = (int)__umulhi((unsigned)t, g.ih_magic), r = t - q * g.ih;
+        vecf<C> acc[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = vfill<C>(0.0f);
+        conv_run<C, K, FMA, false>(S + r * g.pitch_s + q * K * C, C, a.nx, kx, kx, acc, acc);
+#pragma unroll
+        for (int k = 0; k < K; k++) sts_px<C>(R + r * g.pitch_r + (q * K + k) * C, acc[k]);
+    }
+    __syncthreads();
+
+    /* gauss and box (centre weight 0, conv weight 1) skip the centre term in
+     * the fused versions: fmaf(0, p, t) is t for every finite p. */
+    const bool plain = FMA && a.cw == 0.0f && a.kw == 1.0f && !io.alpha;
+    const float *ky = c_sep_bank[a.slot].ky;
+    for (int t = threadIdx.x; t < g.tw * (g.th / K); t += blockDim.x) {
+        const int q = t >> g.tw_log2, ox = t & (g.tw - 1);
+        if (ox >= vw || q * K >= vh) continue;
+        vecf<C> acc[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = vfill<C>(0.0f);
+        conv_run<C, K, FMA, false>(R + q * K * g.pitch_r + ox * C, g.pitch_r, a.ny, ky, ky, acc, acc);
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const int y = q * K + k;
+            if (y >= vh) break;
+            vecf<C> o = acc[k];
+            if (!plain) {
+                const vecf<C> p = lds_px<C>(S + (y + ry) * g.pitch_s + (ox + rx) * C);
+#pragma unroll
+                for (int ch = 0; ch < C; ch++) o.v[ch] = sep_out<FMA>(a.cw, a.kw, p.v[ch], acc[k].v[ch]);
+                if (io.alpha) o.v[C - 1] = p.v[C - 1];
+            }
+            conv_stg<T, C, FAST>(io.dst + (size_t)(oy0 + y - io.dy0) * io.dp, ox0 + ox - io.dx0, o);
+        }
+    }
+}
+
+/* Tile of tw x th outputs (th halved until it fits); 0 when none fits. */
+static int sep_tile(conv_tile *g, int c, int k, int tw, int th, int rx, int ry, size_t limit)
+{
+    for (; th >= k && th >= 8; th /= 2) {
+        memset(g, 0, sizeof *g);
+        g->tw = tw;
+        g->th = th;
+        g->tw_log2 = conv_log2(tw);
+        g->th_log2 = conv_log2(th);
+        g->iw = tw + 2 * rx;
+        g->ih = th + 2 * ry;
+        g->pitch_s = conv_pad_floats(g->iw * c, c);
+        g->pitch_r = conv_pad_floats(tw * c, c);
+        g->off_r = (g->ih * g->pitch_s + 3) & ~3;  /* 16-byte aligned */
+        g->iw_magic = conv_magic(g->iw);
+        g->ih_magic = conv_magic(g->ih);
+        g->smem = sizeof(float) * ((size_t)g->off_r + (size_t)g->ih * (size_t)g->pitch_r);
+        if (g->smem <= limit) return 1;
+    }
+    return 0;
+}
+
+template <typename T, int C, int K, bool FMA, bool FAST>
+static ts_status sep_fused_go(const sep_args &a, int th, cudaStream_t s, ts_err *err)
+{
+    conv_tile g;
+    if (!sep_tile(&g, C, K, 32, th, (a.nx - 1) / 2, (a.ny - 1) / 2, conv_smem_limit()))
+        return sep_two_pass<T, true>(a, s, err);
+    auto kernel = sep_fused<T, C, K, FMA, FAST>;
+    if (g.smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
+        if (e != cudaSuccess) return tsk_cuda_status(e, "separable convolution: shared memory", err);
+    }
+    const dim3 grid((unsigned)((a.io.dw + g.tw - 1) / g.tw), (unsigned)((a.io.dh + g.th - 1) / g.th));
+    kernel<<<grid, CONV_THREADS, g.smem, s>>>(a, g);
+    return TSK_LAUNCH_CHECK("separable convolution", err);
+}
+
+template <typename T, int C>
+static ts_status sep_fused_version(const sep_args &a, int version, cudaStream_t s, ts_err *err)
+{
+    constexpr int K = C <= 2 ? 8 : 4;
+    switch (version) {
+    case 3: return sep_fused_go<T, C, 1, false, false>(a, 32, s, err);
+    case 4: return sep_fused_go<T, C, K, true, true>(a, 32, s, err);
+    case 5: return sep_fused_go<T, C, K, false, true>(a, 32, s, err);
+    default: return sep_fused_go<T, C, K, true, true>(a, 64, s, err);
+    }
+}
+
+template <typename T>
+static ts_status sep_run(const sep_args &a, int version, cudaStream_t s, ts_err *err)
+{
+    if (version == 1) return sep_two_pass<T, false>(a, s, err);
+    if (version == 2) return sep_two_pass<T, true>(a, s, err);
+    switch (a.io.c) {
+    case 1: return sep_fused_version<T, 1>(a, version, s, err);
+    case 2: return sep_fused_version<T, 2>(a, version, s, err);
+    case 3: return sep_fused_version<T, 3>(a, version, s, err);
+    default: return sep_fused_version<T, 4>(a, version, s, err);
+    }
+}
+
+/* ------------------------------------------------------------- launcher */
+
+static conv_bank_cache<sep_bank> sep_cache[TSK_SLOTS];
+
+static ts_status sep_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *err)
+{
+    sep_bank b;
+    int dev = 0;
+    memset(&b, 0, sizeof b);
+    memcpy(b.kx, op->u.sep.kx, sizeof(float) * (size_t)op->u.sep.nx);
+    memcpy(b.ky, op->u.sep.ky, sizeof(float) * (size_t)op->u.sep.ny);
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return tsk_cuda_status(e, "separable convolution: current device", err);
+    if (conv_bank_cached(&sep_cache[slot], dev, b)) return TS_OK;
+    sep_cache[slot].valid = 0;
+    e = cudaMemcpyToSymbolAsync(c_sep_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyToSymbolAsync(g_sep_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess) return tsk_cuda_status(e, "separable convolution: uploading taps", err);
+    sep_cache[slot].bank = b;
+    sep_cache[slot].device = dev;
+    sep_cache[slot].valid = 1;
+    return TS_OK;
+}
+
+static ts_status sep_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
+{
+    const char *what = "separable convolution";
+    const int nx = op->u.sep.nx, ny = op->u.sep.ny;
+    if (nx < 1 || ny < 1 || nx > TSK_MAX_SEP_TAPS || ny > TSK_MAX_SEP_TAPS || nx % 2 == 0 || ny % 2 == 0)
+        return ts_err_set(err, TS_E_ARG, "%s: %dx%d taps (odd, at most %d)", what, nx, ny, TSK_MAX_SEP_TAPS);
+    if ((int)op->u.sep.border < 0 || (int)op->u.sep.border > TS_BORDER_CONSTANT)
+        return ts_err_set(err, TS_E_ARG, "%s: border %d", what, (int)op->u.sep.border);
+    ts_status st = conv_check_views(op, src, dst, what, err);
+    if (st != TS_OK) return st;
+
+    cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
+    const int slot = l ? l->slot : 0;
+    st = sep_upload(op, slot, s, err);
+    if (st != TS_OK) return st;
+
+    sep_args a;
+    a.io = conv_io_of(src, dst, (int)op->u.sep.border, op->u.sep.border_value, op->alpha_passthrough);
+    a.slot = slot;
+    a.nx = nx;
+    a.ny = ny;
+    a.cw = op->u.sep.center_w;
+    a.kw = op->u.sep.conv_w;
+    int version = tsk_pick_version(&tsk_family_conv_sep, l);
+    if (version >= 4 && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
+    switch (dst->type) {
+    case TS_U8: return sep_run<uint8_t>(a, version, s, err);
+    case TS_U16: return sep_run<uint16_t>(a, version, s, err);
+    default: return sep_run<float>(a, version, s, err);
+    }
+}
+
+extern "C" const tsk_family tsk_family_conv_sep = {
+    "separable convolution",
+    sep_version_names,
+    (int)(sizeof sep_version_names / sizeof sep_version_names[0]),
+    4,
+    sep_apply,
+};

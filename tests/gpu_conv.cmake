@@ -1,0 +1,5 @@
+# GPU convolution kernels (separable and 2-D), every version against the CPU
+# reference (label gpu: exit code 77 without a device). TS_CONV_TIMING=1
+# times the versions instead; TS_CONV_SMALL=1 or 2 keeps to small images.
+ts_add_test(test_gpu_conv_sep SOURCES test_gpu_conv_sep.c LABELS gpu)
+ts_add_test(test_gpu_conv2d SOURCES test_gpu_conv2d.c LABELS gpu)
