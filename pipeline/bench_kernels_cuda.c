@@ -1,0 +1,448 @@
+/* bench_kernels_cuda.c - `tilestream bench kernels`: every version of every
+ * kernel family on one large RGBA8 image, against a device-to-device copy
+ * of the same image (and against NPP when built with it).
+ *
+ * Method: random data (never zeros), several input copies rotated so that
+ * L2 does not serve a run from the last one, warm-up runs first, then the
+ * median of `reps` runs each timed with a pair of CUDA events. Bytes are
+ * what an op must move at least: each input pixel read once, each output
+ * pixel written once (resize 2x up writes 4x what it reads). GB/s is those
+ * bytes over the median time; "% copy" compares with the copy's GB/s. */
+#include "bench_npp.h"
+#include "tilestream.h"
+#include "tsk.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BENCH_WARMUP = 3, BENCH_DEFAULT_REPS = 100, BENCH_MAX_REPS = 10000 };
+
+/* A growable string for the JSON report. */
+typedef struct bench_text {
+    char *s;
+    size_t len, cap;
+    int failed;  /* an allocation failed: the text is incomplete */
+} bench_text;
+
+struct ts_bench {
+    const ts_bench_opts *opts;
+    ts_bench_io io;
+    int reps;
+    cudaEvent_t *events;  /* 2 per rep */
+    float *times;
+    double copy_gbps;     /* the reference line's bandwidth */
+    int lines;            /* entries in the JSON "lines" array */
+    bench_text json;
+};
+
+static void text_add(bench_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (t->failed) return;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) { t->failed = 1; return; }
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + (size_t)n + 1) cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s) { t->failed = 1; return; }
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* A JSON string literal of s (names and error messages). */
+static void text_add_string(bench_text *t, const char *s)
+{
+    text_add(t, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') text_add(t, "\\%c", ch);
+        else if (ch < 0x20) text_add(t, "\\u%04x", ch);
+        else text_add(t, "%c", ch);
+    }
+    text_add(t, "\"");
+}
+
+static void bench_say(ts_bench *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    if (!b->opts->line) return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    b->opts->line(b->opts->ctx, line);
+}
+
+int ts_bench_wants(const ts_bench *b, const char *op)
+{
+    return !b->opts->only || !b->opts->only[0] || strstr(op, b->opts->only) != NULL;
+}
+
+static void json_line_start(ts_bench *b, const char *op, const char *variant)
+{
+    text_add(&b->json, "%s\n    {\"op\": ", b->lines++ ? "," : "");
+    text_add_string(&b->json, op);
+    text_add(&b->json, ", \"version\": ");
+    text_add_string(&b->json, variant);
+}
+
+void ts_bench_fail(ts_bench *b, const char *op, const char *variant, const char *why)
+{
+    bench_say(b, "%-12s %-40s error: %s", op, variant, why);
+    json_line_start(b, op, variant);
+    text_add(&b->json, ", \"error\": ");
+    text_add_string(&b->json, why);
+    text_add(&b->json, "}");
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Warm up, then time b->reps runs; the median in ms, or -1 with msg. */
+static double bench_time(ts_bench *b, ts_bench_launch launch, void *ctx, char *msg, size_t msg_len)
+{
+    cudaStream_t s = (cudaStream_t)b->io.stream;
+    cudaError_t e;
+    for (int i = 0; i < BENCH_WARMUP; i++)
+        if (launch(&b->io, i % TS_BENCH_BUFFERS, ctx, msg, msg_len)) return -1;
+    if ((e = cudaStreamSynchronize(s)) != cudaSuccess) {
+        snprintf(msg, msg_len, "warm-up: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    for (int r = 0; r < b->reps; r++) {
+        cudaEventRecord(b->events[2 * r], s);
+        if (launch(&b->io, (r + BENCH_WARMUP) % TS_BENCH_BUFFERS, ctx, msg, msg_len)) return -1;
+        cudaEventRecord(b->events[2 * r + 1], s);
+    }
+    if ((e = cudaStreamSynchronize(s)) != cudaSuccess) {
+        snprintf(msg, msg_len, "timed runs: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    for (int r = 0; r < b->reps; r++)
+        if ((e = cudaEventElapsedTime(&b->times[r], b->events[2 * r], b->events[2 * r + 1])) != cudaSuccess) {
+            snprintf(msg, msg_len, "event timing: %s", cudaGetErrorString(e));
+            return -1;
+        }
+    qsort(b->times, (size_t)b->reps, sizeof b->times[0], cmp_float);
+    return b->reps % 2 ? b->times[b->reps / 2] : 0.5 * (b->times[b->reps / 2 - 1] + b->times[b->reps / 2]);
+}
+
+void ts_bench_line(ts_bench *b, const char *op, const char *variant, double bytes, double out_px,
+                   ts_bench_launch launch, void *ctx)
+{
+    char msg[300] = "";
+    double ms, gbps, mpps, pct;
+    if (!ts_bench_wants(b, op)) return;
+    ms = bench_time(b, launch, ctx, msg, sizeof msg);
+    if (ms <= 0) {
+        cudaGetLastError(); /* a failed launch must not fail the next line */
+        ts_bench_fail(b, op, variant, msg[0] ? msg : "no time measured");
+        return;
+    }
+    gbps = bytes / (ms * 1e6);
+    mpps = out_px / (ms * 1e3);
+    pct = b->copy_gbps > 0 ? 100.0 * gbps / b->copy_gbps : 0;
+    bench_say(b, "%-12s %-40s %9.4f %9.1f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
+    json_line_start(b, op, variant);
+    text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": %.2f}", ms, gbps, mpps, pct);
+}
+
+/* ------------------------------------------------------------- the lines */
+
+static int launch_copy(const ts_bench_io *io, int buf, void *ctx, char *msg, size_t msg_len)
+{
+    cudaError_t e = cudaMemcpyAsync(io->out, io->in[buf], io->in_pitch * (size_t)io->h, cudaMemcpyDeviceToDevice,
+                                    (cudaStream_t)io->stream);
+    (void)ctx;
+    if (e == cudaSuccess) return 0;
+    snprintf(msg, msg_len, "cudaMemcpyAsync: %s", cudaGetErrorString(e));
+    return 1;
+}
+
+/* One kernel op through tsk_gpu_apply: the whole input to the whole output. */
+typedef struct op_run {
+    tsk_op op;
+    tsk_launch l;
+    ts_view src, dst;
+} op_run;
+
+static int launch_op(const ts_bench_io *io, int buf, void *ctx, char *msg, size_t msg_len)
+{
+    op_run *r = (op_run *)ctx;
+    ts_err err = { TS_OK, "" };
+    r->src.data = io->in[buf];
+    r->l.stream = io->stream;
+    if (tsk_gpu_apply(&r->op, &r->src, &r->dst, &r->l, &err) == TS_OK) return 0;
+    snprintf(msg, msg_len, "%s", err.msg);
+    return 1;
+}
+
+static ts_view bench_view(unsigned char *data, size_t pitch, int w, int h)
+{
+    ts_view v;
+    memset(&v, 0, sizeof v);
+    v.data = data;
+    v.pitch = pitch;
+    v.w = v.full_w = w;
+    v.h = v.full_h = h;
+    v.c = 4;
+    v.type = TS_U8;
+    return v;
+}
+
+/* Every version of op's family (and both paths for SAMPLE) on one line each. */
+static void bench_family(ts_bench *b, const char *name, const tsk_op *op, int out_w, int out_h)
+{
+    const double in_bytes = 4.0 * b->io.w * b->io.h, out_bytes = 4.0 * out_w * out_h;
+    const int paths = op->kind == TSK_SAMPLE ? 2 : 1;
+    const int versions = tsk_version_count(op->kind);
+    op_run *r;
+    if (!ts_bench_wants(b, name)) return;
+    if (versions < 1) {
+        ts_bench_fail(b, name, "-", "no GPU kernel for this op");
+        return;
+    }
+    r = calloc(1, sizeof *r);  /* tsk_op is a few KB: not on the stack */
+    if (!r) {
+        ts_bench_fail(b, name, "-", "out of memory");
+        return;
+    }
+    r->op = *op;
+    r->src = bench_view(b->io.in[0], b->io.in_pitch, b->io.w, b->io.h);
+    r->dst = bench_view(b->io.out, b->io.out_pitch, out_w, out_h);
+    for (int v = 1; v <= versions; v++)
+        for (int p = 0; p < paths; p++) {
+            char variant[96];
+            snprintf(variant, sizeof variant, "%s%s%s", tsk_version_name(op->kind, v),
+                     v == tsk_default_version(op->kind) ? " *" : "",
+                     paths == 1 ? "" : p == 0 ? " global" : " texture");
+            r->l.version = v;
+            r->l.path = p == 0 ? TS_PATH_GLOBAL : TS_PATH_TEXTURE;
+            r->l.slot = 0;
+            ts_bench_line(b, name, variant, in_bytes + out_bytes, (double)out_w * out_h, launch_op, r);
+        }
+    free(r);
+    ts_bench_npp(b, &b->io, name);
+}
+
+/* Normalised Gaussian taps, radius (n-1)/2. */
+static void gauss_taps(float *k, int n, double sigma)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma));
+    for (int i = 0; i < n; i++) k[i] = (float)(exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma)) / sum);
+}
+
+static void bench_separable(ts_bench *b, const char *name, int taps, double sigma)
+{
+    tsk_op *op = calloc(1, sizeof *op);
+    if (!op) return;
+    op->kind = TSK_CONV_SEP;
+    op->u.sep.nx = op->u.sep.ny = taps;
+    gauss_taps(op->u.sep.kx, taps, sigma);
+    gauss_taps(op->u.sep.ky, taps, sigma);
+    op->u.sep.center_w = 0.0f;
+    op->u.sep.conv_w = 1.0f;
+    op->u.sep.border = TS_BORDER_REPLICATE;
+    bench_family(b, name, op, b->io.w, b->io.h);
+    free(op);
+}
+
+static void bench_conv2d(ts_bench *b)
+{
+    float g[5];
+    tsk_op *op = calloc(1, sizeof *op);
+    if (!op) return;
+    gauss_taps(g, 5, 1.0);
+    op->kind = TSK_CONV_2D;
+    op->u.conv2d.kw = op->u.conv2d.kh = 5;
+    for (int j = 0; j < 5; j++)
+        for (int i = 0; i < 5; i++) op->u.conv2d.k[j * 5 + i] = g[j] * g[i];
+    op->u.conv2d.mode = TSK_CONV_LINEAR;
+    op->u.conv2d.border = TS_BORDER_REPLICATE;
+    bench_family(b, "conv5x5", op, b->io.w, b->io.h);
+    free(op);
+}
+
+static void bench_resize(ts_bench *b, const char *name, double scale)
+{
+    int ow = (int)(b->io.w * scale), oh = (int)(b->io.h * scale);
+    tsk_op *op = calloc(1, sizeof *op);
+    if (!op) return;
+    op->kind = TSK_SAMPLE;
+    op->u.sample.inv[0] = (float)(1.0 / scale);
+    op->u.sample.inv[4] = (float)(1.0 / scale);
+    op->u.sample.out_w = ow;
+    op->u.sample.out_h = oh;
+    op->u.sample.interp = TSK_BILINEAR;
+    op->u.sample.border = TS_BORDER_REPLICATE;
+    bench_family(b, name, op, ow, oh);
+    free(op);
+}
+
+/* A sepia-like colour matrix: every coefficient in use. */
+static void bench_matrix(ts_bench *b)
+{
+    static const float m[12] = { 0.393f, 0.769f, 0.189f, 0.0f, 0.349f, 0.686f, 0.168f, 0.0f,
+                                 0.272f, 0.534f, 0.131f, 0.02f };
+    tsk_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = TSK_MATRIX;
+    memcpy(op.u.matrix.m, m, sizeof m);
+    bench_family(b, "matrix", &op, b->io.w, b->io.h);
+}
+
+static void bench_transpose(ts_bench *b)
+{
+    tsk_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = TSK_ORIENT;
+    op.u.orient.code = 5;
+    bench_family(b, "transpose", &op, b->io.h, b->io.w);
+}
+
+#ifndef TS_HAVE_NPP
+void ts_bench_npp(ts_bench *b, const ts_bench_io *io, const char *op) { (void)b; (void)io; (void)op; }
+#endif
+
+/* ------------------------------------------------------ set-up, clean-up */
+
+static void bench_free(ts_bench *b)
+{
+    for (int i = 0; i < TS_BENCH_BUFFERS; i++) cudaFree(b->io.in[i]);
+    cudaFree(b->io.out);
+    cudaFree(b->io.tmp);
+    if (b->events)
+        for (int i = 0; i < 2 * b->reps; i++)
+            if (b->events[i]) cudaEventDestroy(b->events[i]);
+    free(b->events);
+    free(b->times);
+    if (b->io.stream) cudaStreamDestroy((cudaStream_t)b->io.stream);
+    free(b->json.s);
+}
+
+static ts_status cuda_fail(cudaError_t e, const char *what, ts_err *err)
+{
+    return ts_err_set(err, TS_E_DEVICE, "bench kernels: %s: %s", what, cudaGetErrorString(e));
+}
+
+/* Random bytes (xorshift64*), the same in every input copy. */
+static ts_status bench_fill(ts_bench *b, ts_err *err)
+{
+    size_t n = b->io.in_pitch * (size_t)b->io.h;
+    unsigned long long x = 0x9E3779B97F4A7C15ull;
+    unsigned char *host = malloc(n);
+    cudaError_t e = cudaSuccess;
+    if (!host) return ts_err_set(err, TS_E_NOMEM, "bench kernels: %zu bytes of host memory", n);
+    for (size_t i = 0; i < n; i += 8) {
+        x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+        unsigned long long r = x * 2685821657736338717ull;
+        memcpy(host + i, &r, n - i < 8 ? n - i : 8);
+    }
+    for (int i = 0; i < TS_BENCH_BUFFERS && e == cudaSuccess; i++) e = cudaMemcpy(b->io.in[i], host, n, cudaMemcpyHostToDevice);
+    free(host);
+    if (e != cudaSuccess) return cuda_fail(e, "uploading the input", err);
+    e = cudaMemset(b->io.out, 0x5A, b->io.out_pitch * 2 * (size_t)b->io.h);
+    if (e == cudaSuccess) e = cudaMemset(b->io.tmp, 0x5A, b->io.tmp_pitch * (size_t)b->io.h);
+    return e == cudaSuccess ? TS_OK : cuda_fail(e, "clearing the outputs", err);
+}
+
+static ts_status bench_setup(ts_bench *b, ts_err *err)
+{
+    const size_t row = (size_t)b->io.w * 4;
+    cudaStream_t s;
+    cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e != cudaSuccess) return cuda_fail(e, "stream", err);
+    b->io.stream = s;
+    for (int i = 0; i < TS_BENCH_BUFFERS && e == cudaSuccess; i++)
+        e = cudaMallocPitch((void **)&b->io.in[i], &b->io.in_pitch, row, (size_t)b->io.h);
+    if (e == cudaSuccess) e = cudaMallocPitch((void **)&b->io.out, &b->io.out_pitch, 2 * row, 2 * (size_t)b->io.h);
+    if (e == cudaSuccess) e = cudaMallocPitch((void **)&b->io.tmp, &b->io.tmp_pitch, row, (size_t)b->io.h);
+    if (e != cudaSuccess) return cuda_fail(e, "device buffers", err);
+    b->events = calloc(2 * (size_t)b->reps, sizeof *b->events);
+    b->times = calloc((size_t)b->reps, sizeof *b->times);
+    if (!b->events || !b->times) return ts_err_set(err, TS_E_NOMEM, "bench kernels: timing arrays");
+    for (int i = 0; i < 2 * b->reps; i++)
+        if ((e = cudaEventCreate(&b->events[i])) != cudaSuccess) return cuda_fail(e, "events", err);
+    return bench_fill(b, err);
+}
+
+/* The copy first: every other line is compared with it. */
+static ts_status bench_copy(ts_bench *b, ts_err *err)
+{
+    char msg[300] = "";
+    double bytes = 2.0 * (double)b->io.in_pitch * b->io.h;
+    double ms = bench_time(b, launch_copy, NULL, msg, sizeof msg);
+    if (ms <= 0) return ts_err_set(err, TS_E_DEVICE, "bench kernels: the reference copy: %s", msg);
+    b->copy_gbps = bytes / (ms * 1e6);
+    bench_say(b, "%-12s %-40s %9.4f %9.1f %10.1f %7.1f", "copy", "cudaMemcpyAsync device to device", ms,
+              b->copy_gbps, (double)b->io.w * b->io.h / (ms * 1e3), 100.0);
+    json_line_start(b, "copy", "cudaMemcpyAsync device to device");
+    text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": 100}", ms, b->copy_gbps,
+             (double)b->io.w * b->io.h / (ms * 1e3));
+    return TS_OK;
+}
+
+static void bench_all_lines(ts_bench *b)
+{
+    bench_transpose(b);
+    bench_matrix(b);
+    bench_separable(b, "gauss5", 5, 1.0);
+    bench_separable(b, "gauss15", 15, 2.5);
+    bench_conv2d(b);
+    bench_resize(b, "resize-up", 2.0);
+    bench_resize(b, "resize-down", 0.5);
+}
+
+ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)
+{
+    ts_bench b;
+    char device[256];
+    ts_status st;
+    memset(&b, 0, sizeof b);
+    b.opts = opts;
+    b.io.w = opts->w > 0 ? opts->w : 7680;
+    b.io.h = opts->h > 0 ? opts->h : 4320;
+    b.reps = opts->reps > 0 ? (opts->reps < BENCH_MAX_REPS ? opts->reps : BENCH_MAX_REPS) : BENCH_DEFAULT_REPS;
+    if (json) *json = NULL;
+    if (b.io.w < 2 || b.io.h < 2 || b.io.w > 65536 || b.io.h > 65536)
+        return ts_err_set(err, TS_E_ARG, "bench kernels: image size %dx%d (2..65536 each way)", b.io.w, b.io.h);
+    if (!ts_gpu_probe(device, sizeof device, err)) return err ? err->status : TS_E_DEVICE;
+    st = bench_setup(&b, err);
+    if (st == TS_OK) {
+        bench_say(&b, "kernels on %s: %dx%d RGBA8, median of %d runs; bytes = read + written once", device,
+                  b.io.w, b.io.h, b.reps);
+        bench_say(&b, "%-12s %-40s %9s %9s %10s %7s", "op", "version (* = default)", "ms", "GB/s", "MP/s", "% copy");
+        text_add(&b.json, "{\n  \"device\": ");
+        text_add_string(&b.json, device);
+        text_add(&b.json, ",\n  \"w\": %d, \"h\": %d, \"reps\": %d,\n  \"lines\": [", b.io.w, b.io.h, b.reps);
+        st = bench_copy(&b, err);
+    }
+    if (st == TS_OK) {
+        bench_all_lines(&b);
+        text_add(&b.json, "\n  ],\n  \"copy_gbps\": %.2f\n}\n", b.copy_gbps);
+        if (b.json.failed) st = ts_err_set(err, TS_E_NOMEM, "bench kernels: the JSON report");
+    }
+    if (st == TS_OK && json) {
+        *json = b.json.s;
+        b.json.s = NULL;
+    }
+    bench_free(&b);
+    return st;
+}

@@ -1,0 +1,217 @@
+/* test_gpu_orient.c - the orientation kernels (TSK_ORIENT, the eight EXIF
+ * codes) against the CPU reference: every version, code, type and channel
+ * count on fresh random inputs of several sizes, output tiles away from
+ * the origin fed exactly tsk_need() of the input (or more), and rows that
+ * are not 16-byte aligned. Outputs are poisoned before each run; a
+ * permutation of pixels must match exactly. */
+#include "check.h"
+#include "testimg.h"
+#include "tsk.h"
+
+#ifndef TS_HAVE_CUDA
+int main(void)
+{
+    fprintf(stderr, "built without CUDA: skipping\n");
+    return 77;
+}
+#else
+#include <cuda_runtime_api.h>
+
+static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
+
+/* A device copy of a host view whose rows start `offset` bytes into a
+ * pitched allocation (offset > 0 makes rows that are not 16-byte aligned). */
+typedef struct dev_view {
+    ts_view v;
+    unsigned char *base;
+} dev_view;
+
+static size_t row_bytes(const ts_view *v) { return (size_t)v->w * (size_t)v->c * (size_t)v->type; }
+
+static int dev_alloc(dev_view *d, const ts_view *like, size_t offset)
+{
+    size_t pitch = 0;
+    d->v = *like;
+    if (cudaMallocPitch((void **)&d->base, &pitch, row_bytes(like) + offset + 1, (size_t)(like->h ? like->h : 1)) !=
+        cudaSuccess)
+        return 0;
+    d->v.data = d->base + offset;
+    d->v.pitch = pitch;
+    return 1;
+}
+
+static int dev_upload(dev_view *d, const ts_view *h, size_t offset)
+{
+    if (!dev_alloc(d, h, offset)) return 0;
+    return cudaMemcpy2D(d->v.data, d->v.pitch, h->data, h->pitch, row_bytes(h), (size_t)h->h,
+                        cudaMemcpyHostToDevice) == cudaSuccess;
+}
+
+static int dev_poisoned(dev_view *d, const ts_view *like, size_t offset)
+{
+    if (!dev_alloc(d, like, offset)) return 0;
+    return cudaMemset2D(d->base, d->v.pitch, 0xA5, row_bytes(like) + offset, (size_t)like->h) == cudaSuccess;
+}
+
+static int dev_download(ts_view *h, const dev_view *d)
+{
+    return cudaMemcpy2D(h->data, h->pitch, d->v.data, d->v.pitch, row_bytes(h), (size_t)h->h,
+                        cudaMemcpyDeviceToHost) == cudaSuccess;
+}
+
+static void dev_free(dev_view *d) { cudaFree(d->base); d->base = NULL; }
+
+static int views_equal(const ts_view *got, const ts_view *want, const char *name)
+{
+    for (int y = 0; y < got->h; y++)
+        if (memcmp(got->data + (size_t)y * got->pitch, want->data + (size_t)y * want->pitch, row_bytes(got))) {
+            timg_compare(got, want, 0, name);
+            return 0;
+        }
+    return 1;
+}
+
+static tsk_op orient_op(int code)
+{
+    tsk_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = TSK_ORIENT;
+    op.u.orient.code = code;
+    return op;
+}
+
+static const char *type_name(ts_type t) { return t == TS_U8 ? "u8" : t == TS_U16 ? "u16" : "f32"; }
+
+static void gpu_check(const tsk_op *op, int version, const ts_view *src, const ts_view *want, size_t offset,
+                      const char *tag)
+{
+    dev_view ds, dd;
+    ts_view got = timg_alloc(want->x0, want->y0, want->w, want->h, want->full_w, want->full_h, want->c, want->type);
+    tsk_launch l = { 0, version, TS_PATH_GLOBAL, 0 };
+    ts_err err = { TS_OK, "" };
+    char name[200];
+    snprintf(name, sizeof name, "%s v%d", tag, version);
+    CHECK_MSG(dev_upload(&ds, src, offset) && dev_poisoned(&dd, want, offset), "%s: device buffers", name);
+    ts_status st = tsk_gpu_apply(op, &ds.v, &dd.v, &l, &err);
+    CHECK_MSG(st == TS_OK, "%s: %s", name, err.msg);
+    CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s: kernel failed", name);
+    timg_poison(&got);
+    CHECK_MSG(dev_download(&got, &dd), "%s: download", name);
+    CHECK_MSG(views_equal(&got, want, name), "%s: differs from the reference", name);
+    dev_free(&ds);
+    dev_free(&dd);
+    timg_free(&got);
+}
+
+/* Output region r of code applied to an in_w x in_h image; src holds
+ * tsk_need(r) grown by `grow` pixels (clipped). The reference runs once;
+ * versions v_first..v_last must match it. */
+static void check_region(int code, ts_type t, int c, int in_w, int in_h, ts_rect r, int grow, size_t offset,
+                         int v_first, int v_last)
+{
+    tsk_op op = orient_op(code);
+    int out_w, out_h;
+    tsk_out_size(&op, in_w, in_h, &out_w, &out_h);
+    ts_rect n = tsk_need(&op, in_w, in_h, r);
+    int sx0 = n.x0 - grow < 0 ? 0 : n.x0 - grow, sy0 = n.y0 - grow < 0 ? 0 : n.y0 - grow;
+    int sx1 = n.x0 + n.w + grow > in_w ? in_w : n.x0 + n.w + grow;
+    int sy1 = n.y0 + n.h + grow > in_h ? in_h : n.y0 + n.h + grow;
+    ts_view src = timg_alloc(sx0, sy0, sx1 - sx0, sy1 - sy0, in_w, in_h, c, t);
+    ts_view want = timg_alloc(r.x0, r.y0, r.w, r.h, out_w, out_h, c, t);
+    ts_err err = { TS_OK, "" };
+    char tag[160];
+    snprintf(tag, sizeof tag, "code %d %s c%d in %dx%d out region %d,%d %dx%d grow %d offset %zu", code,
+             type_name(t), c, in_w, in_h, r.x0, r.y0, r.w, r.h, grow, offset);
+    timg_random(&src);
+    timg_poison(&want);
+    CHECK_MSG(tsk_ref_apply(&op, &src, &want, &err) == TS_OK, "%s: reference: %s", tag, err.msg);
+    for (int v = v_first; v <= v_last; v++) gpu_check(&op, v, &src, &want, offset, tag);
+    timg_free(&src);
+    timg_free(&want);
+}
+
+static void check_whole(int code, ts_type t, int c, int in_w, int in_h, int v_first, int v_last)
+{
+    tsk_op op = orient_op(code);
+    ts_rect r = { 0, 0, 0, 0 };
+    tsk_out_size(&op, in_w, in_h, &r.w, &r.h);
+    check_region(code, t, c, in_w, in_h, r, 0, 0, v_first, v_last);
+}
+
+static void test_all_combinations(int versions)
+{
+    static const int sizes[3][2] = { { 1, 1 }, { 31, 33 }, { 1023, 769 } };
+    for (int s = 0; s < 3; s++)
+        for (int code = 1; code <= 8; code++)
+            for (int ti = 0; ti < 3; ti++)
+                for (int c = 1; c <= 4; c++) check_whole(code, types[ti], c, sizes[s][0], sizes[s][1], 1, versions);
+}
+
+/* The large size: every code and version for RGBA8 (the common case),
+ * and the transposes for two more pixel sizes. */
+static void test_large(int versions)
+{
+    for (int code = 1; code <= 8; code++) check_whole(code, TS_U8, 4, 4097, 2161, 1, versions);
+    check_whole(6, TS_F32, 1, 4097, 2161, 1, versions);
+    check_whole(7, TS_U16, 4, 4097, 2161, 1, versions);
+}
+
+/* Output tiles away from the origin, src exactly tsk_need() or more, and
+ * rows not 16-byte aligned. Region corners land on odd pixels so that the
+ * 16-byte paths meet both aligned and unaligned sources. */
+static void test_regions(int versions)
+{
+    const int in_w = 301, in_h = 203;
+    for (int code = 1; code <= 8; code++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int c = 1; c <= 4; c++) {
+                tsk_op op = orient_op(code);
+                int out_w, out_h;
+                tsk_out_size(&op, in_w, in_h, &out_w, &out_h);
+                ts_rect r;
+                r.x0 = (int)(check_rand() % (unsigned)(out_w / 2));
+                r.y0 = (int)(check_rand() % (unsigned)(out_h / 2));
+                r.w = 1 + (int)(check_rand() % (unsigned)(out_w - r.x0));
+                r.h = 1 + (int)(check_rand() % (unsigned)(out_h - r.y0));
+                check_region(code, types[ti], c, in_w, in_h, r, 0, 0, 1, versions);
+                check_region(code, types[ti], c, in_w, in_h, r, 5, (size_t)types[ti], 1, versions);
+                /* a 64-aligned tile: the 16-byte paths take their vector route */
+                ts_rect t = { 64, 64, out_w - 64 < 130 ? out_w - 64 : 130, out_h - 64 < 70 ? out_h - 64 : 70 };
+                check_region(code, types[ti], c, in_w, in_h, t, 0, 0, 1, versions);
+            }
+}
+
+/* A source that lacks what the output needs is refused, not read. */
+static void test_refuses_short_source(void)
+{
+    tsk_op op = orient_op(6);
+    ts_view src = timg_alloc(0, 0, 40, 30, 64, 48, 4, TS_U8);  /* the whole 64x48 input is needed */
+    ts_view dst = timg_alloc(0, 0, 48, 64, 48, 64, 4, TS_U8);
+    dev_view ds, dd;
+    ts_err err = { TS_OK, "" };
+    timg_random(&src);
+    CHECK(dev_upload(&ds, &src, 0) && dev_poisoned(&dd, &dst, 0));
+    CHECK_EQ_INT(tsk_gpu_apply(&op, &ds.v, &dd.v, NULL, &err), TS_E_ARG);
+    op.u.orient.code = 9;
+    CHECK_EQ_INT(tsk_gpu_apply(&op, &ds.v, &dd.v, NULL, &err), TS_E_ARG);
+    dev_free(&ds);
+    dev_free(&dd);
+    timg_free(&src);
+    timg_free(&dst);
+}
+
+int main(void)
+{
+    check_seed();
+    if (!timg_gpu_ready()) return 77;
+    int versions = tsk_version_count(TSK_ORIENT);
+    CHECK(versions >= 1);
+    CHECK(tsk_default_version(TSK_ORIENT) >= 1 && tsk_default_version(TSK_ORIENT) <= versions);
+    for (int v = 1; v <= versions; v++) CHECK(strncmp(tsk_version_name(TSK_ORIENT, v), "v", 1) == 0);
+    test_all_combinations(versions);
+    test_regions(versions);
+    test_large(versions);
+    test_refuses_short_source();
+    return check_exit();
+}
+#endif
