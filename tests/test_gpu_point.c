@@ -20,6 +20,9 @@ int main(void)
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 static const tsk_kind kinds[3] = { TSK_MATRIX, TSK_PREMUL, TSK_UNPREMUL };
 
+/* TS_TEST_QUICK=1: small sizes only, for runs under compute-sanitizer. */
+static int quick;
+
 /* A device copy of a host view whose rows start `offset` bytes into a
  * pitched allocation (offset > 0 makes rows that are not 16-byte aligned). */
 typedef struct dev_view {
@@ -149,7 +152,7 @@ static void check_whole(tsk_kind kind, ts_type t, int c, int w, int h, int v_fir
 static void test_all_combinations(int versions)
 {
     static const int sizes[3][2] = { { 1, 1 }, { 31, 33 }, { 1023, 769 } };
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < (quick ? 2 : 3); s++)
         for (int k = 0; k < 3; k++)
             for (int ti = 0; ti < 3; ti++)
                 for (int c = 1; c <= 4; c++) check_whole(kinds[k], types[ti], c, sizes[s][0], sizes[s][1], 1, versions);
@@ -173,6 +176,7 @@ static void test_regions(int versions)
                 ts_rect r = { 1 + (int)(check_rand() % 200), 1 + (int)(check_rand() % 100),
                               1 + (int)(check_rand() % 300), 1 + (int)(check_rand() % 150) };
                 size_t elem = (size_t)types[ti];
+                if (quick) { r.w = r.w % 40 + 1; r.h = r.h % 20 + 1; }
                 check_region(kinds[k], types[ti], c, 517, 263, r, 0, 0, 1, versions);
                 check_region(kinds[k], types[ti], c, 517, 263, r, 7, elem, 1, versions);
             }
@@ -184,7 +188,7 @@ static void test_regions(int versions)
 enum { STREAM_RUNS = 12 };
 static void test_two_streams(int version)
 {
-    const int w = 1023, h = 769;
+    const int w = quick ? 61 : 1023, h = quick ? 37 : 769;
     cudaStream_t s[2];
     ts_view in[2];
     dev_view din[2], dout[2][STREAM_RUNS];
@@ -245,6 +249,7 @@ int main(void)
 {
     check_seed();
     if (!timg_gpu_ready()) return 77;
+    quick = getenv("TS_TEST_QUICK") && atoi(getenv("TS_TEST_QUICK"));
     int versions = tsk_version_count(TSK_MATRIX);
     CHECK(versions >= 1);
     CHECK(tsk_default_version(TSK_MATRIX) >= 1 && tsk_default_version(TSK_MATRIX) <= versions);
@@ -252,7 +257,7 @@ int main(void)
     for (int v = 1; v <= versions; v++) CHECK(strncmp(tsk_version_name(TSK_MATRIX, v), "v", 1) == 0);
     test_all_combinations(versions);
     test_regions(versions);
-    test_large(versions);
+    if (!quick) test_large(versions);
     for (int v = 1; v <= versions; v++) test_two_streams(v);
     test_refuses_short_source();
     return check_exit();
