@@ -224,8 +224,8 @@ static ts_status run_batch(ts_engine *e, const ts_chain *chain, const batch_mem 
     return st;
 }
 
-static ts_status run_config(const ts_chain *chain, const batch_mem *m, int streams, int pageable, int reps,
-                            run_figures *best, ts_err *err)
+static ts_status run_config(const ts_chain *chain, const batch_mem *m, int streams, int pageable, int tile_w,
+                            int tile_h, int reps, run_figures *best, ts_err *err)
 {
     static const ts_allocator malloc_alloc = {0};   /* zeroed: malloc and free */
     ts_trace *t = ts_trace_create();
@@ -233,6 +233,8 @@ static ts_status run_config(const ts_chain *chain, const batch_mem *m, int strea
     ts_engine_opts eo;
     memset(&eo, 0, sizeof eo);
     eo.streams = streams;
+    eo.tile_w = tile_w;
+    eo.tile_h = tile_h;
     eo.trace = t;
     ts_engine *e = NULL;
     ts_status st = ts_engine_create(&eo, &e, err);
@@ -299,7 +301,7 @@ static ts_status bench_all(bench_out *b, const ts_chain *chain, const batch_mem 
         double serial = 0;
         for (int i = 0; i < N_COUNTS && st == TS_OK; i++) {
             run_figures f;
-            st = run_config(chain, m, stream_counts[i], pageable, reps, &f, err);
+            st = run_config(chain, m, stream_counts[i], pageable, 0, 0, reps, &f, err);
             if (st != TS_OK) break;
             /* With one stream nothing overlaps: its stage sum is the serial time. */
             if (i == 0) serial = f.stage_sum;
@@ -310,7 +312,46 @@ static ts_status bench_all(bench_out *b, const ts_chain *chain, const batch_mem 
             say(b, "%s: serial time (1-stream sum of h2d + kernels + d2h) %.2f ms", pageable ? "pageable" : "pinned",
                 serial * 1e3);
     }
-    json_add(b, "\n  ]\n}");
+    json_add(b, "\n  ]");
+    return st;
+}
+
+/* The same pinned batch on 4 streams cut four ways: the engine's own
+ * choice, whole images, full-width strips and full-height strips (the
+ * chain transposes, so one copy direction of a strip has short rows). */
+static ts_status bench_tilings(bench_out *b, const ts_chain *chain, const batch_mem *m, const bus_rates *bus,
+                               int reps, ts_err *err)
+{
+    int out_w = m->h, out_h = m->w;   /* transposed */
+    int strip_rows = (int)(((size_t)8 << 20) / ((size_t)out_w * BENCH_C));
+    int strip_cols = (int)(((size_t)8 << 20) / ((size_t)out_h * BENCH_C));
+    strip_rows = strip_rows < 1 ? 1 : strip_rows > out_h ? out_h : strip_rows;
+    strip_cols = strip_cols < 1 ? 1 : strip_cols > out_w ? out_w : strip_cols;
+    struct { const char *name; int tw, th; } tilings[] = {
+        {"auto", 0, 0},
+        {"whole image", out_w, out_h},
+        {"8 MB rows", 0, strip_rows},
+        {"8 MB columns", strip_cols, 0},
+    };
+    say(b, "pinned, 4 streams, by tile shape:");
+    say(b, "%-14s %9s %9s %9s %8s %8s %8s", "tiles", "wall ms", "H2D GB/s", "D2H GB/s", "of bus", "h2d ms", "d2h ms");
+    json_add(b, ",\n  \"tilings\": [");
+    ts_status st = TS_OK;
+    for (int i = 0; i < 4 && st == TS_OK; i++) {
+        run_figures f;
+        st = run_config(chain, m, 4, 0, tilings[i].tw, tilings[i].th, reps, &f, err);
+        if (st != TS_OK) break;
+        double up = (double)f.h2d_bytes / f.wall_s * 1e-9, down = (double)f.d2h_bytes / f.wall_s * 1e-9;
+        char shape[32];
+        snprintf(shape, sizeof shape, "%dx%d", tilings[i].tw ? tilings[i].tw : out_w, tilings[i].th ? tilings[i].th : out_h);
+        say(b, "%-14s %9.2f %9.1f %9.1f %8.3f %8.2f %8.2f   %s", tilings[i].name, f.wall_s * 1e3, up, down,
+            (up + down) / bus->both, f.busy_h2d * 1e3, f.busy_d2h * 1e3, i ? shape : "");
+        json_add(b, "%s\n    {\"tiles\": \"%s\", \"tile_w\": %d, \"tile_h\": %d, \"wall_ms\": %.3f, \"h2d_GBps\": %.2f, "
+                    "\"d2h_GBps\": %.2f, \"both_share_of_bus\": %.4f, \"busy_h2d_ms\": %.3f, \"busy_d2h_ms\": %.3f}",
+                 i ? "," : "", tilings[i].name, tilings[i].tw, tilings[i].th, f.wall_s * 1e3, up, down,
+                 (up + down) / bus->both, f.busy_h2d * 1e3, f.busy_d2h * 1e3);
+    }
+    json_add(b, "\n  ]");
     return st;
 }
 
@@ -343,6 +384,8 @@ ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err)
                      "\"chain\": \"%s\", \"reps\": %d,\n  \"bus_GBps\": {\"h2d\": %.2f, \"d2h\": %.2f, \"both\": %.2f},\n",
                  name, BENCH_IMAGES, w, h, BENCH_C, BENCH_CHAIN, reps, bus.h2d, bus.d2h, bus.both);
         st = bench_all(&b, chain, &m, &bus, reps, err);
+        if (st == TS_OK) st = bench_tilings(&b, chain, &m, &bus, reps, err);
+        json_add(&b, "\n}");
     }
     batch_free(&m);
     ts_chain_free(chain);

@@ -4,8 +4,8 @@
  * chains on random images of odd sizes, 1 to 4 channels, 8 and 16 bits:
  *   - GPU output equals ts_cpu_run within the kernels' tolerance (exact for
  *     point, orientation and nearest sampling; +-1 for convolution and
- *     bilinear sampling, scaled by max/alpha where a premultiplied result
- *     is divided by alpha again);
+ *     bilinear sampling, scaled by about max/alpha where a premultiplied
+ *     result is divided by alpha again);
  *   - tiled (small tiles) == untiled and 1 stream == 4 streams, bit for bit;
  *   - eight images in flight at once give the same results as one by one;
  *   - trace events land on the ts_now() clock with the right byte counts.
@@ -73,8 +73,9 @@ static ts_view view_of(const ts_image *img)
 }
 
 /* Largest difference beyond what is allowed; prints the first few. For
- * chains that premultiply, colour is allowed tol * (max/alpha + 1): an
- * error of tol in premultiplied colour grows by max/alpha when divided. */
+ * chains that premultiply, straight colour s = P * max / A is divided by a
+ * filtered alpha: errors of tol in both P and A move s by up to
+ * tol * (max + s) / A, plus one for the final rounding. */
 static int compare_images(const ts_image *got, const ts_image *want, int tol, int alpha_scaled, const char *what)
 {
     if (got->w != want->w || got->h != want->h || got->c != want->c || got->type != want->type) {
@@ -90,7 +91,7 @@ static int compare_images(const ts_image *got, const ts_image *want, int tol, in
                 double a = timg_get(&g, x, y, ch), b = timg_get(&w, x, y, ch), allowed = tol;
                 if (alpha_scaled && has_alpha && ch < g.c - 1 && tol) {
                     double alpha = timg_get(&w, x, y, g.c - 1);
-                    allowed = tol * (maxv / (alpha > 1 ? alpha : 1) + 1);
+                    allowed = tol * (maxv + b) / (alpha > 1 ? alpha : 1) + 1;
                 }
                 if (fabs(a - b) > allowed) {
                     bad++;
