@@ -16,6 +16,8 @@
  *       load or store per pixel, integer conversions without the conversion
  *       unit, fused multiply-add (see conv_common.cuh: +-1 on integers).
  *   v5  v4 with the reference's separate multiply and add: bit-exact.
+ *   v6  v4 with 2K pixels per thread (fewer shared-memory loads per output,
+ *       more registers).
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v5 fall back to v2 when their tile does not fit in shared memory,
@@ -44,6 +46,7 @@ static const char *const c2d_version_names[] = {
     "v3 padded smem tile, 1 px/thread",
     "v4 smem tile, K px/thread in registers, staged coalesced stores, fma",
     "v5 v4 with exact mul+add (bit-exact)",
+    "v6 v4 with 2K px/thread",
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -200,7 +203,7 @@ template <typename T, int C, int K, bool FMA, bool FAST>
 static ts_status c2d_tiled_go(const c2d_args &a, cudaStream_t s, ts_err *err)
 {
     conv_tile g;
-    const int tw = K == 1 ? 32 : 64, th = 32;
+    const int tw = K == 1 ? 32 : K <= 8 ? 64 : 8 * K, th = 32;
     if (!c2d_tile(&g, C, (int)sizeof(T) * C, K, tw, th, a.kw / 2, a.kh / 2, conv_smem_limit()))
         return c2d_naive_go<T, true>(a, s, err);
     auto kernel = a.mode == TSK_CONV_MAG ? c2d_tiled<T, C, K, FMA, FAST, true> : c2d_tiled<T, C, K, FMA, FAST, false>;
@@ -220,7 +223,8 @@ static ts_status c2d_tiled_version(const c2d_args &a, int version, cudaStream_t 
     switch (version) {
     case 3: return c2d_tiled_go<T, C, 1, false, false>(a, s, err);
     case 4: return c2d_tiled_go<T, C, K, true, true>(a, s, err);
-    default: return c2d_tiled_go<T, C, K, false, true>(a, s, err);
+    case 5: return c2d_tiled_go<T, C, K, false, true>(a, s, err);
+    default: return c2d_tiled_go<T, C, 2 * K, true, true>(a, s, err);
     }
 }
 

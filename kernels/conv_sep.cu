@@ -24,6 +24,8 @@
  *       multiply-add (see conv_common.cuh: +-1 on integers).
  *   v5  v4 with the reference's separate multiply and add: bit-exact.
  *   v6  v4 with tiles twice as tall (less halo, fewer blocks per SM).
+ *   v7  v4 with 2K pixels per thread and tiles 8K rows tall (fewer shared
+ *       memory loads per output, more registers).
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory
@@ -54,6 +56,7 @@ static const char *const sep_version_names[] = {
     "v4 fused smem tile, K px/thread in registers, vector io, fma",
     "v5 v4 with exact mul+add (bit-exact)",
     "v6 v4 with 64-row tiles",
+    "v7 v4 with 2K px/thread, 8K-row tiles",
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -240,7 +243,8 @@ static ts_status sep_fused_version(const sep_args &a, int version, cudaStream_t 
     case 3: return sep_fused_go<T, C, 1, false, false>(a, 32, s, err);
     case 4: return sep_fused_go<T, C, K, true, true>(a, 32, s, err);
     case 5: return sep_fused_go<T, C, K, false, true>(a, 32, s, err);
-    default: return sep_fused_go<T, C, K, true, true>(a, 64, s, err);
+    case 6: return sep_fused_go<T, C, K, true, true>(a, 64, s, err);
+    default: return sep_fused_go<T, C, 2 * K, true, true>(a, 16 * K, s, err);
     }
 }
 

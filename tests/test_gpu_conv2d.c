@@ -22,8 +22,8 @@ int main(void)
 #else
 #include "test_gpu_conv_util.h"
 
-/* Versions that fuse multiply-add (conv2d.cu): v4. */
-static const int c2d_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 0, 0, 0 };
+/* Versions that fuse multiply-add (conv2d.cu): v4 and v6. */
+static const int c2d_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 0, 0 };
 static const int sizes_k[5] = { 1, 3, 5, 7, 15 };
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 

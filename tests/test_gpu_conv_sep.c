@@ -22,8 +22,8 @@ int main(void)
 #else
 #include "test_gpu_conv_util.h"
 
-/* Versions that fuse multiply-add (conv_sep.cu): v4 and v6. */
-static const int sep_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 0, 0 };
+/* Versions that fuse multiply-add (conv_sep.cu): v4, v6 and v7. */
+static const int sep_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 1, 0 };
 static const int tap_counts[5] = { 1, 3, 5, 15, 63 };
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 
