@@ -400,10 +400,12 @@ void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a)
 /* ---------------------------------------------------------------- tiles */
 
 enum { PITCH_ALIGN = 256 };
-/* Measured on an H200 (bench overlap, 4K RGBA8, 4 streams): whole 33 MB
- * images as one tile kept both copy directions busier than 8 MB strips
- * with pitched rows, so images up to WHOLE_BYTES a stage go whole and
- * only larger ones are cut. */
+/* Measured on an H200 (bench overlap: 64 4K RGBA8 images, a transposing
+ * chain, 4 streams): H2D + D2H reached 0.896 of the both-directions bus
+ * rate with whole 33 MB images as tiles, 0.843 with 8 MB full-height
+ * strips and 0.793 with 8 MB full-width strips (fewer, larger copies, and
+ * no short pitched rows). So images up to WHOLE_BYTES a stage go whole
+ * and only larger ones are cut. */
 #define STRIP_BYTES ((size_t)16 << 20)    /* target output bytes per strip */
 #define WHOLE_BYTES ((size_t)64 << 20)    /* up to this per stage: one tile */
 #define MIN_ROW_BYTES 4096                /* pitched copies reach full speed from here */

@@ -363,7 +363,7 @@ enum { SVG_MAX_RECTS = 20000 };
 /* Colours for the other stages (kernels): none of the four fixed ones. */
 static const char *const stage_colours[] = {
     "#f28e2b", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
-    "#bab0ac", "#17becf", "#8c564b", "#bcbd22", "#7f7f7f",
+    "#bab0ac", "#17becf", "#6a3d9a", "#bcbd22", "#e7298a", "#1b9e77", "#7f7f7f",
 };
 #define N_COLOURS ((int)(sizeof stage_colours / sizeof stage_colours[0]))
 
