@@ -27,7 +27,7 @@ fi
 t1=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
 
-ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 "$@" >"$OUT/gpu-tests.log" 2>&1
+ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 -j "${TS_TEST_JOBS:-3}" "$@" >"$OUT/gpu-tests.log" 2>&1
 tests_rc=$?
 t2=$(date +%s)
 
@@ -38,12 +38,22 @@ if [ "${TS_BENCH:-1}" != 0 ] && [ "$#" -eq 0 ]; then
 fi
 t3=$(date +%s)
 
+# End to end on the samples: the GPU engine with a trace and a timeline,
+# and the global vs texture comparison on a photo.
+if [ "${TS_BENCH:-1}" != 0 ] && [ "$#" -eq 0 ]; then
+    rm -rf "$BUILD/run-out"
+    "$BUILD/tilestream" run samples -o "$BUILD/run-out" --device gpu --ops "matrix=sepia,gauss=sigma=1.5,rot90" \
+        --report "$OUT/run-report.json" --trace "$OUT/run-trace.json" --timeline "$OUT/run-timeline.svg" \
+        >"$OUT/run.txt" 2>&1
+    "$BUILD/tilestream" compare samples/photos/astronaut.jpg samples/patterns/zoneplate-512.png \
+        >"$OUT/compare.txt" 2>&1
+fi
+
 echo "================ gpu tests ================"
 grep -E "tests passed|Test +#|\*\*\*" "$OUT/gpu-tests.log" | tail -60
-if [ -f "$OUT/bench.txt" ]; then
-    echo "================ bench ================"
-    cat "$OUT/bench.txt"
-fi
+for f in run.txt compare.txt bench.txt; do
+    [ -f "$OUT/$f" ] && { echo "================ $f ================"; cat "$OUT/$f"; }
+done
 echo "================ summary ================"
 printf '%-22s %s\n' "device" "$(sed -n 2p "$OUT/gpu.txt")"
 printf '%-22s %s\n' "build (s)" "$((t1 - t0))"
