@@ -20,8 +20,18 @@
  *       more registers).
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
- * v3..v5 fall back to v2 when their tile does not fit in shared memory,
- * and v4, v5 to v3 when a view is not aligned to its pixel size. */
+ * v3..v6 fall back to v2 when their tile does not fit in shared memory,
+ * and v4..v6 to v3 when a view is not aligned to its pixel size.
+ *
+ * Cost model (8K RGBA8, 5x5): memory ~66 us as for any one-pass op; the
+ * reference's order takes 25 multiply-adds per channel value, 3.3 G fused,
+ * 99 us at 33 T/s: no float32 kernel in that order passes 0.67 of the
+ * copy's speed. Per output pixel v4 moves ~187 bytes through shared memory
+ * (~186 us at 128 B per clock per SM) and v6 ~147 bytes (~146 us) while
+ * issuing ~170 instructions (~170 us at 4 per clock per SM): v6 is
+ * predicted near 0.35 of the copy. These are predictions: the default (v6)
+ * was chosen from this model, not yet from a measurement
+ * (TS_CONV_TIMING=1 test_gpu_conv2d times every version against a copy). */
 #include "conv_common.cuh"
 
 struct c2d_bank {
@@ -305,6 +315,6 @@ extern "C" const tsk_family tsk_family_conv2d = {
     "2-D convolution",
     c2d_version_names,
     (int)(sizeof c2d_version_names / sizeof c2d_version_names[0]),
-    4,
+    6,
     c2d_apply,
 };

@@ -28,9 +28,24 @@
  *       memory loads per output, more registers).
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
- * v3..v6 fall back to v2 when their tile does not fit in shared memory
- * (only for the longest kernels on devices with little of it), and v4..v6
- * to v3 when a view is not aligned to its pixel size. */
+ * v3..v7 fall back to v2 when their tile does not fit in shared memory
+ * (only for the longest kernels on devices with little of it), and v4..v7
+ * to v3 when a view is not aligned to its pixel size.
+ *
+ * Cost model (8K RGBA8: 33.2 Mpx, 133 MB read + 133 MB written). Memory:
+ * 266 MB at the ~4 TB/s of a device copy, ~66 us. Arithmetic: the
+ * reference's order takes nx + ny multiply-adds per channel value, 4.0 G
+ * fused for 15 taps; at 132 SMs x 128 lanes x 1.98 GHz (33 T/s) that is
+ * 119 us, so no float32 kernel in that order passes 0.56 of the copy's
+ * speed at 15 taps; 5 taps is 40 us, under the memory floor. What the tiles
+ * add, per output pixel (5 taps; 15 taps): v4 moves ~106 (232) bytes
+ * through shared memory and issues ~115 (250) instructions; v7 ~86 (145)
+ * bytes and ~100 (210) instructions. Shared memory serves 128 B per clock
+ * per SM (~85 us for v7 at 5 taps) and an SM issues 4 instructions per
+ * clock (~100 us), so v7 is predicted near 0.5 of the copy at 5 taps and
+ * 0.25..0.3 at 15. These are predictions: the default (v7) was chosen from
+ * this model, not yet from a measurement (TS_CONV_TIMING=1
+ * test_gpu_conv_sep times every version against a copy). */
 #include "conv_common.cuh"
 
 /* Taps of one slot; unused taps are zero so that equal banks compare equal. */
@@ -322,6 +337,6 @@ extern "C" const tsk_family tsk_family_conv_sep = {
     "separable convolution",
     sep_version_names,
     (int)(sizeof sep_version_names / sizeof sep_version_names[0]),
-    4,
+    7,
     sep_apply,
 };
