@@ -37,36 +37,38 @@ static diff compare_images(const ts_image *a, const ts_image *b)
     return d;
 }
 
-/* Run chain on the GPU with one path; out gets the image, stages the
- * per-op times of the last of reps runs. */
+/* Run chain on the GPU with one path: a warm-up run, then reps timed runs
+ * whose stage events land in *trace. out gets a malloc'd copy of the
+ * result, since the engine's pinned memory goes with the engine. */
 static ts_status gpu_path(cli_opts *o, ts_path path, const ts_chain *chain, const ts_image *in,
-                          ts_image *out, ts_trace **trace, ts_err *err)
+                          ts_image *out, ts_trace **trace, int *reps_out, ts_err *err)
 {
     ts_engine *e = NULL;
+    ts_image result = { 0 };
     int reps = o->reps > 0 ? o->reps : 5;
-    ts_status st = TS_OK;
+    *trace = ts_trace_create();
+    if (!*trace) return ts_err_set(err, TS_E_NOMEM, "out of memory");
+    ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, path, *trace };
+    ts_status st = ts_engine_create(&eo, &e, err);
     for (int r = 0; r <= reps && st == TS_OK; r++) { /* run 0 warms up */
-        ts_trace_free(*trace);
-        *trace = ts_trace_create();
-        ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, path, *trace };
-        if (e) ts_engine_destroy(e);
-        e = NULL;
-        st = ts_engine_create(&eo, &e, err);
-        if (st != TS_OK) break;
-        ts_image_free(out);
-        st = ts_gpu_run(e, chain, in, out, err);
+        if (r == 1) ts_trace_clear(*trace);
+        ts_image_free(&result);
+        st = ts_gpu_run(e, chain, in, &result, err);
     }
+    if (st == TS_OK) st = ts_image_clone(out, &result, err);
+    ts_image_free(&result);
     if (e) ts_engine_destroy(e);
+    *reps_out = reps;
     return st;
 }
 
-static void print_stages(const char *label, const ts_trace *t)
+static void print_stages(const char *label, const ts_trace *t, int reps)
 {
     ts_stage_stat st[64];
     int n = ts_trace_summary(t, st, 64);
     for (int i = 0; i < n; i++)
         if (strcmp(st[i].stage, "h2d") && strcmp(st[i].stage, "d2h"))
-            printf("  %-8s %-22s %9.3f ms %9.1f GB/s\n", label, st[i].stage, st[i].busy_s * 1e3,
+            printf("  %-8s %-22s %9.3f ms %9.1f GB/s\n", label, st[i].stage, st[i].busy_s * 1e3 / reps,
                    st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0);
 }
 
@@ -77,16 +79,17 @@ static int compare_one(cli_opts *o, const char *path, const char *chain_text)
     ts_chain *chain = NULL;
     ts_trace *tg = NULL, *tt = NULL;
     ts_load_opts lo = { o->max_pixels, NULL };
-    int rc = EXIT_SOME_FAILED;
+    int rc = EXIT_SOME_FAILED, reps = 1;
     if (ts_image_load(path, &lo, &in, &err) != TS_OK || ts_chain_parse(chain_text, &chain, &err) != TS_OK) goto done;
     if (ts_cpu_run(chain, &in, 0, 0, &ref, &err) != TS_OK) goto done;
-    if (gpu_path(o, TS_PATH_GLOBAL, chain, &in, &g, &tg, &err) != TS_OK) goto done;
-    if (gpu_path(o, TS_PATH_TEXTURE, chain, &in, &t, &tt, &err) != TS_OK) goto done;
+    if (gpu_path(o, TS_PATH_GLOBAL, chain, &in, &g, &tg, &reps, &err) != TS_OK) goto done;
+    if (gpu_path(o, TS_PATH_TEXTURE, chain, &in, &t, &tt, &reps, &err) != TS_OK) goto done;
     diff gt = compare_images(&g, &t), gr = compare_images(&g, &ref), tr = compare_images(&t, &ref);
     printf("%s: %dx%d x%d %d-bit -> %dx%d, chain %s\n", path, in.w, in.h, in.c, in.type * 8, g.w, g.h,
            ts_chain_describe(chain));
-    print_stages("global", tg);
-    print_stages("texture", tt);
+    printf("  per op, mean of %d runs (kernel time; the stage's bytes over it):\n", reps);
+    print_stages("global", tg, reps);
+    print_stages("texture", tt, reps);
     printf("  %-26s %10s %10s %8s\n", "difference", "max abs", "mean abs", "PSNR dB");
     printf("  %-26s %10.0f %10.4f %8.1f\n", "global vs texture", gt.max_abs, gt.mean_abs, gt.psnr);
     printf("  %-26s %10.0f %10.4f %8.1f\n", "global vs cpu reference", gr.max_abs, gr.mean_abs, gr.psnr);

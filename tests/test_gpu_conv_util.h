@@ -61,6 +61,9 @@ static int gc_dev_alloc(gc_dev *d, const ts_view *h, size_t shift)
     d->rows = (size_t)(h->h > 0 ? h->h : 1) + 2 * GC_MARGIN_ROWS;
     if (cudaMalloc((void **)&d->base, d->pitch * d->rows) != cudaSuccess) return 0;
     cudaMemset(d->base, 0xA5, d->pitch * d->rows);
+    /* the memset runs on the legacy default stream, which non-blocking
+     * streams do not wait for: finish it before a kernel writes here */
+    cudaDeviceSynchronize();
     d->v = *h;
     d->v.pitch = d->pitch;
     d->v.data = d->base + GC_MARGIN_ROWS * d->pitch + d->left;

@@ -119,6 +119,7 @@ static inline ts_view timg_to_device(const ts_view *h)
         return d;
     }
     if (h->w && h->h) cudaMemcpy2D(d.data, d.pitch, h->data, h->pitch, row, (size_t)h->h, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize(); /* done before any stream, non-blocking ones too, reads it */
     return d;
 }
 /* Device view of the same shape as h, filled with poison. */
@@ -126,11 +127,15 @@ static inline ts_view timg_device_poisoned(const ts_view *h)
 {
     ts_view d = timg_to_device(h);
     if (d.data) cudaMemset2D(d.data, d.pitch, 0xA5, (size_t)h->w * (size_t)h->c * (size_t)h->type, (size_t)h->h);
+    /* cudaMemset2D runs on the legacy default stream, which does not order
+     * itself with non-blocking streams: finish it before a kernel writes. */
+    cudaDeviceSynchronize();
     return d;
 }
 static inline void timg_from_device(ts_view *h, const ts_view *d)
 {
     size_t row = (size_t)h->w * (size_t)h->c * (size_t)h->type;
+    cudaDeviceSynchronize(); /* every stream's writes first */
     if (h->w && h->h) cudaMemcpy2D(h->data, h->pitch, d->data, d->pitch, row, (size_t)h->h, cudaMemcpyDeviceToHost);
 }
 static inline void timg_device_free(ts_view *d) { cudaFree(d->data); d->data = NULL; }
