@@ -28,10 +28,10 @@
  * 99 us at 33 T/s: no float32 kernel in that order passes 0.67 of the
  * copy's speed. Per output pixel v4 moves ~187 bytes through shared memory
  * (~186 us at 128 B per clock per SM) and v6 ~147 bytes (~146 us) while
- * issuing ~170 instructions (~170 us at 4 per clock per SM): v6 is
- * predicted near 0.35 of the copy. These are predictions: the default (v6)
- * was chosen from this model, not yet from a measurement
- * (TS_CONV_TIMING=1 test_gpu_conv2d times every version against a copy). */
+ * issuing ~170 instructions (~170 us at 4 per clock per SM): v6 was
+ * predicted near 0.35 of the copy. Measured on the H200 (bench kernels,
+ * 8K RGBA8 5x5, copy 67.2 us): v4 414 us (0.16), v5 527 us, v6 607 us
+ * (0.11), NPP FilterBorder32f 543 us (0.12). v4 is the default. */
 #include "conv_common.cuh"
 
 struct c2d_bank {
@@ -315,6 +315,8 @@ extern "C" const tsk_family tsk_family_conv2d = {
     "2-D convolution",
     c2d_version_names,
     (int)(sizeof c2d_version_names / sizeof c2d_version_names[0]),
-    6,
+    /* measured on the H200 (8K RGBA8 5x5, tilestream bench kernels): v4
+     * 0.414 ms, v5 0.527, v6 0.607 */
+    4,
     c2d_apply,
 };

@@ -42,10 +42,12 @@
  * through shared memory and issues ~115 (250) instructions; v7 ~86 (145)
  * bytes and ~100 (210) instructions. Shared memory serves 128 B per clock
  * per SM (~85 us for v7 at 5 taps) and an SM issues 4 instructions per
- * clock (~100 us), so v7 is predicted near 0.5 of the copy at 5 taps and
- * 0.25..0.3 at 15. These are predictions: the default (v7) was chosen from
- * this model, not yet from a measurement (TS_CONV_TIMING=1
- * test_gpu_conv_sep times every version against a copy). */
+ * clock (~100 us), so v7 was predicted near 0.5 of the copy at 5 taps and
+ * 0.25..0.3 at 15. Measured on the H200 (bench kernels, 8K RGBA8, copy
+ * 67.2 us): 5 taps v4 403 us (0.17), v5 386 us (0.17), v7 490 us (0.14);
+ * 15 taps v4 606 us (0.11), v7 690 us (0.10). The model is off by 3-5x:
+ * the time is not in shared-memory bandwidth or issue as counted here;
+ * finding where it goes (ncu) is the next step. v4 is the default. */
 #include "conv_common.cuh"
 
 /* Taps of one slot; unused taps are zero so that equal banks compare equal. */
@@ -337,6 +339,9 @@ extern "C" const tsk_family tsk_family_conv_sep = {
     "separable convolution",
     sep_version_names,
     (int)(sizeof sep_version_names / sizeof sep_version_names[0]),
-    7,
+    /* measured on the H200 (8K RGBA8, tilestream bench kernels): v4 is the
+     * fastest at 15 taps (0.606 ms vs v7 0.690) and within 5% of v5 at 5
+     * taps (0.403 vs 0.386 ms) */
+    4,
     sep_apply,
 };
