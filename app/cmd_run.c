@@ -50,10 +50,10 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
     ts_stage_stat st[64];
     int n = ts_trace_summary(t, st, 64);
     double busy = 0;
-    printf("%-18s %7s %10s %11s %9s\n", "stage", "count", "busy s", "MB", "GB/s");
+    printf("%-18s %7s %11s %11s %9s\n", "stage", "count", "busy ms", "MB", "GB/s");
     for (int i = 0; i < n; i++) {
         busy += st[i].busy_s;
-        printf("%-18s %7d %10.3f %11.1f %9.2f\n", st[i].stage, st[i].count, st[i].busy_s,
+        printf("%-18s %7d %11.3f %11.1f %9.2f\n", st[i].stage, st[i].count, st[i].busy_s * 1e3,
                (double)st[i].bytes / 1e6, st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0);
     }
     double span = ts_trace_span(t);
