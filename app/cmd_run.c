@@ -45,16 +45,36 @@ static void on_image(void *ctx, const ts_image_result *r, int done, int total)
     }
 }
 
+/* The share of the machine's peak a stage reached: transfers against the
+ * pinned bus rates, kernels against the device copy, measured at the start
+ * of the run (GPU runs only). Empty for CPU stages. */
+static void peak_share(const ts_batch_result *r, const ts_stage_stat *st, char *buf, size_t n)
+{
+    double gbps = st->busy_s > 0 ? (double)st->bytes / 1e9 / st->busy_s : 0, peak = 0;
+    const char *of = "";
+    buf[0] = '\0';
+    if (r->peak.d2d_gbps <= 0) return;
+    if (!strcmp(st->stage, "h2d")) { peak = r->peak.h2d_gbps; of = "of H2D"; }
+    else if (!strcmp(st->stage, "d2h")) { peak = r->peak.d2h_gbps; of = "of D2H"; }
+    else if (strcmp(st->stage, "decode") && strcmp(st->stage, "encode")) { peak = r->peak.d2d_gbps; of = "of copy"; }
+    if (peak > 0) snprintf(buf, n, "%5.1f%% %s", 100 * gbps / peak, of);
+}
+
 static void print_table(const ts_batch_result *r, const ts_trace *t)
 {
     ts_stage_stat st[64];
     int n = ts_trace_summary(t, st, 64);
     double busy = 0;
-    printf("%-18s %7s %11s %11s %9s\n", "stage", "count", "busy ms", "MB", "GB/s");
+    char share[40];
+    if (r->peak.d2d_gbps > 0)
+        printf("measured now: pinned H2D %.1f GB/s, D2H %.1f GB/s, device copy %.0f GB/s\n", r->peak.h2d_gbps,
+               r->peak.d2h_gbps, r->peak.d2d_gbps);
+    printf("%-18s %7s %11s %11s %9s  %s\n", "stage", "count", "busy ms", "MB", "GB/s", r->peak.d2d_gbps > 0 ? "share" : "");
     for (int i = 0; i < n; i++) {
         busy += st[i].busy_s;
-        printf("%-18s %7d %11.3f %11.1f %9.2f\n", st[i].stage, st[i].count, st[i].busy_s * 1e3,
-               (double)st[i].bytes / 1e6, st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0);
+        peak_share(r, &st[i], share, sizeof share);
+        printf("%-18s %7d %11.3f %11.1f %9.2f  %s\n", st[i].stage, st[i].count, st[i].busy_s * 1e3,
+               (double)st[i].bytes / 1e6, st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0, share);
     }
     double span = ts_trace_span(t);
     printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s, "

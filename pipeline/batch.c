@@ -576,6 +576,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         st = ts_engine_create(&eo, &b.engine, err);
         if (st != TS_OK) { batch_cleanup(&b); return st; }
         b.pinned = ts_engine_allocator(b.engine);
+        ts_err perr = { 0 };
+        ts_engine_peak_rates(b.engine, &r->peak, &perr); /* zeros if it fails: the table then omits shares */
         gpu_warm_up(&b);
     }
     if (o->dry_run) {

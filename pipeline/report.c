@@ -78,6 +78,9 @@ ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_t
     fprintf(f, "  \"wall_s\": %.6f, \"images_per_s\": %.3f, \"megapixels_per_s\": %.3f,\n", r->wall_s,
             rate(r->n_ok, r->wall_s), rate((double)r->pixels_in / 1e6, r->wall_s));
     fprintf(f, "  \"overlap_efficiency\": %.3f,\n", rate(busy, t ? ts_trace_span(t) : 0));
+    if (r->peak.d2d_gbps > 0)
+        fprintf(f, "  \"measured_peak\": {\"h2d_GBps\": %.2f, \"d2h_GBps\": %.2f, \"device_copy_GBps\": %.1f},\n",
+                r->peak.h2d_gbps, r->peak.d2h_gbps, r->peak.d2d_gbps);
     write_stages(f, t);
     fputs("  \"files\": [", f);
     for (int i = 0; i < r->n_images; i++) {

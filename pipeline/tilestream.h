@@ -253,6 +253,11 @@ ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *
 /* Wait for the oldest submitted image: returns 1 with its tag and status
  * (err filled on failure), 0 when nothing is pending. */
 int ts_engine_collect(ts_engine *e, void **tag, ts_status *status, ts_err *err);
+/* The rates this machine reaches, measured now (a few ms): pinned H2D,
+ * pinned D2H (64 MB copies) and a device-to-device copy (GB/s counting
+ * bytes read + written). The run table shows stages as shares of these. */
+typedef struct ts_peak_rates { double h2d_gbps, d2h_gbps, d2d_gbps; } ts_peak_rates;
+ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err);
 /* Convenience: submit + collect one image. */
 ts_status ts_gpu_run(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out, ts_err *err);
 
@@ -315,6 +320,7 @@ typedef struct ts_batch_result {
     uint64_t pixels_in, pixels_out;
     char device[160];         /* "cpu" or the GPU's name */
     char device_note[256];    /* why auto chose what it chose */
+    ts_peak_rates peak;       /* GPU runs: measured at the start (zeros on the CPU) */
     ts_image_result *images;  /* n_images, in input order */
 } ts_batch_result;
 
