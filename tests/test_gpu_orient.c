@@ -22,57 +22,6 @@ static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 /* TS_TEST_QUICK=1: small sizes only, for runs under compute-sanitizer. */
 static int quick;
 
-/* A device copy of a host view whose rows start `offset` bytes into a
- * pitched allocation (offset > 0 makes rows that are not 16-byte aligned). */
-typedef struct dev_view {
-    ts_view v;
-    unsigned char *base;
-} dev_view;
-
-static size_t row_bytes(const ts_view *v) { return (size_t)v->w * (size_t)v->c * (size_t)v->type; }
-
-static int dev_alloc(dev_view *d, const ts_view *like, size_t offset)
-{
-    size_t pitch = 0;
-    d->v = *like;
-    if (cudaMallocPitch((void **)&d->base, &pitch, row_bytes(like) + offset + 1, (size_t)(like->h ? like->h : 1)) !=
-        cudaSuccess)
-        return 0;
-    d->v.data = d->base + offset;
-    d->v.pitch = pitch;
-    return 1;
-}
-
-static int dev_upload(dev_view *d, const ts_view *h, size_t offset)
-{
-    if (!dev_alloc(d, h, offset)) return 0;
-    return cudaMemcpy2D(d->v.data, d->v.pitch, h->data, h->pitch, row_bytes(h), (size_t)h->h,
-                        cudaMemcpyHostToDevice) == cudaSuccess;
-}
-
-static int dev_poisoned(dev_view *d, const ts_view *like, size_t offset)
-{
-    if (!dev_alloc(d, like, offset)) return 0;
-    return cudaMemset2D(d->base, d->v.pitch, 0xA5, row_bytes(like) + offset, (size_t)like->h) == cudaSuccess;
-}
-
-static int dev_download(ts_view *h, const dev_view *d)
-{
-    return cudaMemcpy2D(h->data, h->pitch, d->v.data, d->v.pitch, row_bytes(h), (size_t)h->h,
-                        cudaMemcpyDeviceToHost) == cudaSuccess;
-}
-
-static void dev_free(dev_view *d) { cudaFree(d->base); d->base = NULL; }
-
-static int views_equal(const ts_view *got, const ts_view *want, const char *name)
-{
-    for (int y = 0; y < got->h; y++)
-        if (memcmp(got->data + (size_t)y * got->pitch, want->data + (size_t)y * want->pitch, row_bytes(got))) {
-            timg_compare(got, want, 0, name);
-            return 0;
-        }
-    return 1;
-}
 
 static tsk_op orient_op(int code)
 {
@@ -88,21 +37,21 @@ static const char *type_name(ts_type t) { return t == TS_U8 ? "u8" : t == TS_U16
 static void gpu_check(const tsk_op *op, int version, const ts_view *src, const ts_view *want, size_t offset,
                       const char *tag)
 {
-    dev_view ds, dd;
+    timg_dev_view ds, dd;
     ts_view got = timg_alloc(want->x0, want->y0, want->w, want->h, want->full_w, want->full_h, want->c, want->type);
     tsk_launch l = { 0, version, TS_PATH_GLOBAL, 0 };
     ts_err err = { TS_OK, "" };
     char name[200];
     snprintf(name, sizeof name, "%s v%d", tag, version);
-    CHECK_MSG(dev_upload(&ds, src, offset) && dev_poisoned(&dd, want, offset), "%s: device buffers", name);
+    CHECK_MSG(timg_dev_upload(&ds, src, offset) && timg_dev_poisoned(&dd, want, offset), "%s: device buffers", name);
     ts_status st = tsk_gpu_apply(op, &ds.v, &dd.v, &l, &err);
     CHECK_MSG(st == TS_OK, "%s: %s", name, err.msg);
     CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s: kernel failed", name);
     timg_poison(&got);
-    CHECK_MSG(dev_download(&got, &dd), "%s: download", name);
-    CHECK_MSG(views_equal(&got, want, name), "%s: differs from the reference", name);
-    dev_free(&ds);
-    dev_free(&dd);
+    CHECK_MSG(timg_dev_download(&got, &dd), "%s: download", name);
+    CHECK_MSG(timg_views_equal(&got, want, name), "%s: differs from the reference", name);
+    timg_dev_free(&ds);
+    timg_dev_free(&dd);
     timg_free(&got);
 }
 
@@ -190,15 +139,15 @@ static void test_refuses_short_source(void)
     tsk_op op = orient_op(6);
     ts_view src = timg_alloc(0, 0, 40, 30, 64, 48, 4, TS_U8);  /* the whole 64x48 input is needed */
     ts_view dst = timg_alloc(0, 0, 48, 64, 48, 64, 4, TS_U8);
-    dev_view ds, dd;
+    timg_dev_view ds, dd;
     ts_err err = { TS_OK, "" };
     timg_random(&src);
-    CHECK(dev_upload(&ds, &src, 0) && dev_poisoned(&dd, &dst, 0));
+    CHECK(timg_dev_upload(&ds, &src, 0) && timg_dev_poisoned(&dd, &dst, 0));
     CHECK_EQ_INT(tsk_gpu_apply(&op, &ds.v, &dd.v, NULL, &err), TS_E_ARG);
     op.u.orient.code = 9;
     CHECK_EQ_INT(tsk_gpu_apply(&op, &ds.v, &dd.v, NULL, &err), TS_E_ARG);
-    dev_free(&ds);
-    dev_free(&dd);
+    timg_dev_free(&ds);
+    timg_dev_free(&dd);
     timg_free(&src);
     timg_free(&dst);
 }

@@ -23,58 +23,6 @@ static const tsk_kind kinds[3] = { TSK_MATRIX, TSK_PREMUL, TSK_UNPREMUL };
 /* TS_TEST_QUICK=1: small sizes only, for runs under compute-sanitizer. */
 static int quick;
 
-/* A device copy of a host view whose rows start `offset` bytes into a
- * pitched allocation (offset > 0 makes rows that are not 16-byte aligned). */
-typedef struct dev_view {
-    ts_view v;
-    unsigned char *base;
-} dev_view;
-
-static size_t row_bytes(const ts_view *v) { return (size_t)v->w * (size_t)v->c * (size_t)v->type; }
-
-static int dev_alloc(dev_view *d, const ts_view *like, size_t offset)
-{
-    size_t pitch = 0;
-    d->v = *like;
-    if (cudaMallocPitch((void **)&d->base, &pitch, row_bytes(like) + offset + 1, (size_t)(like->h ? like->h : 1)) !=
-        cudaSuccess)
-        return 0;
-    d->v.data = d->base + offset;
-    d->v.pitch = pitch;
-    return 1;
-}
-
-static int dev_upload(dev_view *d, const ts_view *h, size_t offset)
-{
-    if (!dev_alloc(d, h, offset)) return 0;
-    return cudaMemcpy2D(d->v.data, d->v.pitch, h->data, h->pitch, row_bytes(h), (size_t)h->h,
-                        cudaMemcpyHostToDevice) == cudaSuccess;
-}
-
-static int dev_poisoned(dev_view *d, const ts_view *like, size_t offset)
-{
-    if (!dev_alloc(d, like, offset)) return 0;
-    return cudaMemset2D(d->base, d->v.pitch, 0xA5, row_bytes(like) + offset, (size_t)like->h) == cudaSuccess;
-}
-
-static int dev_download(ts_view *h, const dev_view *d)
-{
-    return cudaMemcpy2D(h->data, h->pitch, d->v.data, d->v.pitch, row_bytes(h), (size_t)h->h,
-                        cudaMemcpyDeviceToHost) == cudaSuccess;
-}
-
-static void dev_free(dev_view *d) { cudaFree(d->base); d->base = NULL; }
-
-/* Exact equality, row by row; on a mismatch timg_compare names pixels. */
-static int views_equal(const ts_view *got, const ts_view *want, const char *name)
-{
-    for (int y = 0; y < got->h; y++)
-        if (memcmp(got->data + (size_t)y * got->pitch, want->data + (size_t)y * want->pitch, row_bytes(got))) {
-            timg_compare(got, want, 0, name);
-            return 0;
-        }
-    return 1;
-}
 
 /* Coefficients in [-0.75, 1.25]: results run below 0 and above max, so
  * saturation is exercised as well as rounding. */
@@ -99,21 +47,21 @@ static const char *type_name(ts_type t) { return t == TS_U8 ? "u8" : t == TS_U16
 static void gpu_check(const tsk_op *op, int version, const ts_view *src, const ts_view *want, size_t offset,
                       const char *tag)
 {
-    dev_view ds, dd;
+    timg_dev_view ds, dd;
     ts_view got = timg_alloc(want->x0, want->y0, want->w, want->h, want->full_w, want->full_h, want->c, want->type);
     tsk_launch l = { 0, version, TS_PATH_GLOBAL, 0 };
     ts_err err = { TS_OK, "" };
     char name[200];
     snprintf(name, sizeof name, "%s v%d", tag, version);
-    CHECK_MSG(dev_upload(&ds, src, offset) && dev_poisoned(&dd, want, offset), "%s: device buffers", name);
+    CHECK_MSG(timg_dev_upload(&ds, src, offset) && timg_dev_poisoned(&dd, want, offset), "%s: device buffers", name);
     ts_status st = tsk_gpu_apply(op, &ds.v, &dd.v, &l, &err);
     CHECK_MSG(st == TS_OK, "%s: %s", name, err.msg);
     CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s: kernel failed", name);
     timg_poison(&got);
-    CHECK_MSG(dev_download(&got, &dd), "%s: download", name);
-    CHECK_MSG(views_equal(&got, want, name), "%s: differs from the reference", name);
-    dev_free(&ds);
-    dev_free(&dd);
+    CHECK_MSG(timg_dev_download(&got, &dd), "%s: download", name);
+    CHECK_MSG(timg_views_equal(&got, want, name), "%s: differs from the reference", name);
+    timg_dev_free(&ds);
+    timg_dev_free(&dd);
     timg_free(&got);
 }
 
@@ -191,16 +139,16 @@ static void test_two_streams(int version)
     const int w = quick ? 61 : 1023, h = quick ? 37 : 769;
     cudaStream_t s[2];
     ts_view in[2];
-    dev_view din[2], dout[2][STREAM_RUNS];
+    timg_dev_view din[2], dout[2][STREAM_RUNS];
     tsk_op ops[2][3];
     ts_err err = { TS_OK, "" };
     for (int k = 0; k < 2; k++) {
         CHECK(cudaStreamCreateWithFlags(&s[k], cudaStreamNonBlocking) == cudaSuccess);
         in[k] = timg_whole(w, h, 4, TS_U8);
         timg_random(&in[k]);
-        CHECK(dev_upload(&din[k], &in[k], 0));
+        CHECK(timg_dev_upload(&din[k], &in[k], 0));
         for (int m = 0; m < 3; m++) ops[k][m] = make_op(TSK_MATRIX);
-        for (int i = 0; i < STREAM_RUNS; i++) CHECK(dev_poisoned(&dout[k][i], &in[k], 0));
+        for (int i = 0; i < STREAM_RUNS; i++) CHECK(timg_dev_poisoned(&dout[k][i], &in[k], 0));
     }
     CHECK(cudaDeviceSynchronize() == cudaSuccess);
     for (int i = 0; i < STREAM_RUNS; i++)
@@ -215,13 +163,13 @@ static void test_two_streams(int version)
             char name[96];
             snprintf(name, sizeof name, "two streams v%d: stream %d run %d", version, k, i);
             CHECK(tsk_ref_apply(&ops[k][(i / 2) % 3], &in[k], &want, &err) == TS_OK);
-            CHECK(dev_download(&got, &dout[k][i]));
-            CHECK_MSG(views_equal(&got, &want, name), "%s", name);
+            CHECK(timg_dev_download(&got, &dout[k][i]));
+            CHECK_MSG(timg_views_equal(&got, &want, name), "%s", name);
             timg_free(&want);
             timg_free(&got);
-            dev_free(&dout[k][i]);
+            timg_dev_free(&dout[k][i]);
         }
-        dev_free(&din[k]);
+        timg_dev_free(&din[k]);
         timg_free(&in[k]);
         cudaStreamDestroy(s[k]);
     }
@@ -232,15 +180,15 @@ static void test_refuses_short_source(void)
 {
     ts_view src = timg_alloc(10, 10, 20, 20, 64, 64, 4, TS_U8);
     ts_view dst = timg_alloc(10, 10, 21, 20, 64, 64, 4, TS_U8);
-    dev_view ds, dd;
+    timg_dev_view ds, dd;
     tsk_op op = make_op(TSK_MATRIX);
     ts_err err = { TS_OK, "" };
     timg_random(&src);
-    CHECK(dev_upload(&ds, &src, 0) && dev_poisoned(&dd, &dst, 0));
+    CHECK(timg_dev_upload(&ds, &src, 0) && timg_dev_poisoned(&dd, &dst, 0));
     CHECK_EQ_INT(tsk_gpu_apply(&op, &ds.v, &dd.v, NULL, &err), TS_E_ARG);
     CHECK(strstr(err.msg, "matrix") != NULL);
-    dev_free(&ds);
-    dev_free(&dd);
+    timg_dev_free(&ds);
+    timg_dev_free(&dd);
     timg_free(&src);
     timg_free(&dst);
 }

@@ -139,6 +139,61 @@ static inline void timg_from_device(ts_view *h, const ts_view *d)
     if (h->w && h->h) cudaMemcpy2D(h->data, h->pitch, d->data, d->pitch, row, (size_t)h->h, cudaMemcpyDeviceToHost);
 }
 static inline void timg_device_free(ts_view *d) { cudaFree(d->data); d->data = NULL; }
+
+/* A device copy of a host view whose rows start `offset` bytes into a
+ * pitched allocation (offset > 0 makes rows that are not 16-byte aligned). */
+typedef struct timg_dev_view {
+    ts_view v;
+    unsigned char *base;
+} timg_dev_view;
+
+static inline size_t timg_row_bytes(const ts_view *v) { return (size_t)v->w * (size_t)v->c * (size_t)v->type; }
+
+static inline int timg_dev_alloc(timg_dev_view *d, const ts_view *like, size_t offset)
+{
+    size_t pitch = 0;
+    d->v = *like;
+    if (cudaMallocPitch((void **)&d->base, &pitch, timg_row_bytes(like) + offset + 1, (size_t)(like->h ? like->h : 1)) !=
+        cudaSuccess)
+        return 0;
+    d->v.data = d->base + offset;
+    d->v.pitch = pitch;
+    return 1;
+}
+
+static inline int timg_dev_upload(timg_dev_view *d, const ts_view *h, size_t offset)
+{
+    if (!timg_dev_alloc(d, h, offset)) return 0;
+    return cudaMemcpy2D(d->v.data, d->v.pitch, h->data, h->pitch, timg_row_bytes(h), (size_t)h->h,
+                        cudaMemcpyHostToDevice) == cudaSuccess;
+}
+
+static inline int timg_dev_poisoned(timg_dev_view *d, const ts_view *like, size_t offset)
+{
+    if (!timg_dev_alloc(d, like, offset)) return 0;
+    int ok = cudaMemset2D(d->base, d->v.pitch, 0xA5, timg_row_bytes(like) + offset, (size_t)like->h) == cudaSuccess;
+    return cudaDeviceSynchronize() == cudaSuccess && ok; /* before kernels on any stream write */
+}
+
+static inline int timg_dev_download(ts_view *h, const timg_dev_view *d)
+{
+    cudaDeviceSynchronize(); /* every stream's writes first */
+    return cudaMemcpy2D(h->data, h->pitch, d->v.data, d->v.pitch, timg_row_bytes(h), (size_t)h->h,
+                        cudaMemcpyDeviceToHost) == cudaSuccess;
+}
+
+static inline void timg_dev_free(timg_dev_view *d) { cudaFree(d->base); d->base = NULL; }
+
+/* Exact equality, row by row; on a mismatch timg_compare names pixels. */
+static inline int timg_views_equal(const ts_view *got, const ts_view *want, const char *name)
+{
+    for (int y = 0; y < got->h; y++)
+        if (memcmp(got->data + (size_t)y * got->pitch, want->data + (size_t)y * want->pitch, timg_row_bytes(got))) {
+            timg_compare(got, want, 0, name);
+            return 0;
+        }
+    return 1;
+}
 #endif
 
 #endif
