@@ -36,6 +36,9 @@ static void on_image(void *ctx, const ts_image_result *r, int done, int total)
         else fprintf(stderr, "[%d/%d] %s -> %s (%dx%d -> %dx%d, decode %.1f ms, ops %.1f ms, encode %.1f ms)\n",
                      done, total, r->input, r->output, r->w, r->h, r->out_w, r->out_h, r->decode_s * 1e3,
                      r->ops_s * 1e3, r->encode_s * 1e3);
+    } else if (!p->tty && !p->o->quiet) { /* a log, not a terminal: plain lines */
+        fprintf(stderr, "[%d/%d] %s%s\n", done, total, r->skipped ? r->output : r->input,
+                r->skipped ? ": exists, skipped" : "");
     }
     if (p->tty && !p->o->quiet && !p->o->verbose) {
         int width = 30, filled = total ? done * width / total : width;
@@ -69,12 +72,13 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
     if (r->peak.d2d_gbps > 0)
         printf("measured now: pinned H2D %.1f GB/s, D2H %.1f GB/s, device copy %.0f GB/s\n", r->peak.h2d_gbps,
                r->peak.d2h_gbps, r->peak.d2d_gbps);
-    printf("%-18s %7s %11s %11s %9s  %s\n", "stage", "count", "busy ms", "MB", "GB/s", r->peak.d2d_gbps > 0 ? "share" : "");
+    printf("%-18s %7s %11s %11s %9s%s\n", "stage", "count", "busy ms", "MB", "GB/s", r->peak.d2d_gbps > 0 ? "  share" : "");
     for (int i = 0; i < n; i++) {
         busy += st[i].busy_s;
         peak_share(r, &st[i], share, sizeof share);
-        printf("%-18s %7d %11.3f %11.1f %9.2f  %s\n", st[i].stage, st[i].count, st[i].busy_s * 1e3,
-               (double)st[i].bytes / 1e6, st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0, share);
+        printf("%-18s %7d %11.3f %11.1f %9.2f%s%s\n", st[i].stage, st[i].count, st[i].busy_s * 1e3,
+               (double)st[i].bytes / 1e6, st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0,
+               share[0] ? "  " : "", share);
     }
     double span = ts_trace_span(t);
     printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s, "
