@@ -101,7 +101,7 @@ static void json_line_start(ts_bench *b, const char *op, const char *variant)
 
 void ts_bench_fail(ts_bench *b, const char *op, const char *variant, const char *why)
 {
-    bench_say(b, "%-12s %-40s error: %s", op, variant, why);
+    bench_say(b, "%-12s %-66s error: %s", op, variant, why);
     json_line_start(b, op, variant);
     text_add(&b->json, ", \"error\": ");
     text_add_string(&b->json, why);
@@ -158,7 +158,7 @@ void ts_bench_line(ts_bench *b, const char *op, const char *variant, double byte
     gbps = bytes / (ms * 1e6);
     mpps = out_px / (ms * 1e3);
     pct = b->copy_gbps > 0 ? 100.0 * gbps / b->copy_gbps : 0;
-    bench_say(b, "%-12s %-40s %9.4f %9.1f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
+    bench_say(b, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
     json_line_start(b, op, variant);
     text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": %.2f}", ms, gbps, mpps, pct);
 }
@@ -391,7 +391,7 @@ static ts_status bench_copy(ts_bench *b, ts_err *err)
     double ms = bench_time(b, launch_copy, NULL, msg, sizeof msg);
     if (ms <= 0) return ts_err_set(err, TS_E_DEVICE, "bench kernels: the reference copy: %s", msg);
     b->copy_gbps = bytes / (ms * 1e6);
-    bench_say(b, "%-12s %-40s %9.4f %9.1f %10.1f %7.1f", "copy", "cudaMemcpyAsync device to device", ms,
+    bench_say(b, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", "copy", "cudaMemcpyAsync device to device", ms,
               b->copy_gbps, (double)b->io.w * b->io.h / (ms * 1e3), 100.0);
     json_line_start(b, "copy", "cudaMemcpyAsync device to device");
     text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": 100}", ms, b->copy_gbps,
@@ -428,7 +428,7 @@ ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)
     if (st == TS_OK) {
         bench_say(&b, "kernels on %s: %dx%d RGBA8, median of %d runs; bytes = read + written once", device,
                   b.io.w, b.io.h, b.reps);
-        bench_say(&b, "%-12s %-40s %9s %9s %10s %7s", "op", "version (* = default)", "ms", "GB/s", "MP/s", "% copy");
+        bench_say(&b, "%-12s %-66s %9s %9s %10s %7s", "op", "version (* = default)", "ms", "GB/s", "MP/s", "% copy");
         text_add(&b.json, "{\n  \"device\": ");
         text_add_string(&b.json, device);
         text_add(&b.json, ",\n  \"w\": %d, \"h\": %d, \"reps\": %d,\n  \"lines\": [", b.io.w, b.io.h, b.reps);
