@@ -388,7 +388,8 @@ static void *worker(void *p)
 static void *gpu_feeder(void *p)
 {
     batch *b = p;
-    int in_flight = 0, depth = b->max_in_memory > 2 ? b->max_in_memory - 1 : 1;
+    /* two images per stream keep every stream busy; more would only pin memory */
+    int streams = b->o->streams > 0 ? b->o->streams : 3, in_flight = 0, depth = 2 * streams;
     pthread_mutex_lock(&b->lock);
     for (;;) {
         /* skip images that failed to decode */
@@ -590,7 +591,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
 
     int nworkers = o->jobs > 0 ? o->jobs : cpu_count();
     if (nworkers > 256) nworkers = 256;
-    b.max_in_memory = b.use_gpu ? nworkers + (o->streams > 0 ? o->streams : 3) + 2 : nworkers;
+    /* decoded images not yet encoded: one per worker, plus those on the GPU */
+    b.max_in_memory = b.use_gpu ? nworkers + 2 * (o->streams > 0 ? o->streams : 3) + 2 : nworkers;
     pthread_t threads[257];
     worker_arg args[256];
     int started = 0;
