@@ -18,6 +18,15 @@
  *   v5  v4 with the reference's separate multiply and add: bit-exact.
  *   v6  v4 with 2K pixels per thread (fewer shared-memory loads per output,
  *       more registers).
+ *   v7  column walk (conv_common.cuh): a block walks down a strip 256
+ *       pixels wide and 128 rows tall; each input row is loaded once,
+ *       converted once into channel planes in shared memory; a thread
+ *       reads one channel of 4 + 2 R4 columns of the row with 16-byte
+ *       loads and adds each kernel row j into the running sum of output
+ *       row r - j, the N running sums per pixel staying in registers; fma,
+ *       +-1 on integers. Only RGBA8, LINEAR and ABS, N x N for N = 3, 5,
+ *       7, no alpha pass-through, a constant border value a whole number
+ *       in 0..255; everything else runs v4.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -31,7 +40,18 @@
  * issuing ~170 instructions (~170 us at 4 per clock per SM): v6 was
  * predicted near 0.35 of the copy. Measured on the H200 (bench kernels,
  * 8K RGBA8 5x5, copy 67.2 us): v4 414 us (0.16), v5 527 us, v6 607 us
- * (0.11), NPP FilterBorder32f 543 us (0.12). v4 is the default. */
+ * (0.11), NPP FilterBorder32f 543 us (0.12). v4 is the default.
+ *
+ * v7, counted per output pixel (one thread and one row: 4 channel values;
+ * one warp instruction per pixel of 8K is ~1.0 us on the H200): the input
+ * side as in conv_sep.cu's v8, ~26 at 5x5; 4 N^2 fma (100 at 5x5); the
+ * output ~22 (an add with .SAT for the bias or the absolute value, 4 fma to
+ * round, permutes, 3 shuffles, one store). 5x5: ~150 instructions, ~64
+ * shared bytes (~64 us): predicted ~150..165 us, 0.41..0.45 of the copy;
+ * the 0.60 target is not reachable in the reference's order (the fma
+ * alone are 99 us, and every other instruction takes an fma's issue
+ * slot). 3x3: ~85 instructions, ~90 us. Registers (ptxas, sm_90, no
+ * spills): 3x3 58, 5x5 64, 7x7 116 (linear) / 96 (abs). Not yet measured. */
 #include "conv_common.cuh"
 
 struct c2d_bank {
@@ -57,6 +77,7 @@ static const char *const c2d_version_names[] = {
     "v4 smem tile, K px/thread in registers, staged coalesced stores, fma",
     "v5 v4 with exact mul+add (bit-exact)",
     "v6 v4 with 2K px/thread",
+    "v7 column walk, rows in registers, fma (RGBA8 3x3..7x7 lin/abs, else v4)",
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -251,6 +272,87 @@ static ts_status c2d_run(const c2d_args &a, int version, cudaStream_t s, ts_err 
     }
 }
 
+/* ------------------------------------------------ v7: column walk, RGBA8
+ * conv_common.cuh's column walk. Output row o gathers its sum in slot
+ * o mod N of a ring of N accumulators per pixel, in registers: input row
+ * r adds its kernel row j into the slot of output r - j, for j = 0 .. N-1
+ * (row j = 0 starts the slot), taps i in order within a row: each output
+ * gets the reference's order (j outer, i inner). After row r, the slot of
+ * output r - (N - 1) is complete. Taps and bias pre-scaled by 1/255 (the
+ * bias stays bias: bias * 255 / 255). LINEAR and ABS modes, no alpha
+ * pass-through, kw = kh = N. */
+template <int N>
+struct c2d_walk_taps {
+    float k[N * N];
+    float bias;
+};
+
+template <int N, int D, bool ABS>
+__global__ void __launch_bounds__(CW_THREADS, N <= 5 ? 4 : 2) c2d_walk(conv_io io, c2d_walk_taps<N> k, uint32_t border_px)
+{
+    constexpr int R = N / 2, R4 = cw_r4(R);
+    const int t = threadIdx.x;
+    const int ox0 = io.dx0 + (int)blockIdx.x * CW_THREADS, oy0 = io.dy0 + (int)blockIdx.y * CW_ROWS;
+    const int vw = min(CW_THREADS, io.dx0 + io.dw - ox0), vh = min(CW_ROWS, io.dy0 + io.dh - oy0);
+    uint32_t sel[4];
+    cw_transpose_sel(t & 3, sel);
+    float acc[N][4];
+    cw_walk<N, D, R, R>(io, border_px, ox0, oy0, vw, vh + 2 * R, [&](int s, int r, const float(&v)[4 * (1 + R4 / 2)]) {
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            const int slot = (s - j + N) % N;
+#pragma unroll
+            for (int p = 0; p < 4; p++) {
+                float a = j == 0 ? 0.0f : acc[slot][p];
+#pragma unroll
+                for (int i = 0; i < N; i++) a = fmaf(k.k[j * N + i], v[p + i + R4 - R], a);
+                acc[slot][p] = a;
+            }
+        }
+        if (r >= N - 1) {
+            const int slot = (s + 1) % N;
+            float y[4];
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+                y[p] = ABS ? __saturatef(fabsf(acc[slot][p])) : __saturatef(__fadd_rn(k.bias, acc[slot][p]));
+            cw_store(io, oy0 + r - (N - 1), ox0, t, vw, y, sel);
+        }
+    });
+}
+
+template <int N, int D>
+static ts_status c2d_walk_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+{
+    c2d_walk_taps<N> k;
+    for (int i = 0; i < N * N; i++) k.k[i] = op->u.conv2d.k[i] / 255.0f;
+    k.bias = a.bias;
+    const dim3 grid((unsigned)((a.io.dw + CW_THREADS - 1) / CW_THREADS), (unsigned)((a.io.dh + CW_ROWS - 1) / CW_ROWS));
+    if (a.mode == TSK_CONV_ABS)
+        c2d_walk<N, D, true><<<grid, CW_THREADS, 0, s>>>(a.io, k, border_px);
+    else
+        c2d_walk<N, D, false><<<grid, CW_THREADS, 0, s>>>(a.io, k, border_px);
+    return TSK_LAUNCH_CHECK("2-D convolution (column walk)", err);
+}
+
+/* v7 when the op and views are ones it handles: *done = 1 and the status;
+ * otherwise *done = 0 and the caller runs v4. */
+static ts_status c2d_walk_version(const c2d_args &a, const tsk_op *op, ts_type type, cudaStream_t s, int *done,
+                                  ts_err *err)
+{
+    uint32_t border_px = 0;
+    *done = 0;
+    if (type != TS_U8 || a.io.c != 4 || a.io.alpha || a.mode == TSK_CONV_MAG || a.kw != a.kh || a.io.dw < 1 ||
+        a.io.dh < 1 || !cw_border_px(a.io, &border_px))
+        return TS_OK;
+    *done = 1;
+    switch (a.kw) {
+    case 3: return c2d_walk_go<3, 3>(a, op, border_px, s, err);
+    case 5: return c2d_walk_go<5, 5>(a, op, border_px, s, err);
+    case 7: return c2d_walk_go<7, 7>(a, op, border_px, s, err);
+    default: *done = 0; return TS_OK;
+    }
+}
+
 /* ------------------------------------------------------------- launcher */
 
 static conv_bank_cache<c2d_bank> c2d_cache[TSK_SLOTS];
@@ -304,6 +406,12 @@ static ts_status c2d_apply(const tsk_op *op, const ts_view *src, ts_view *dst, c
     a.bias = op->u.conv2d.bias;
     int version = tsk_pick_version(&tsk_family_conv2d, l);
     if (version >= 4 && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
+    if (version == 7) {
+        int done = 0;
+        st = c2d_walk_version(a, op, dst->type, s, &done, err);
+        if (done) return st;
+        version = 4;
+    }
     switch (dst->type) {
     case TS_U8: return c2d_run<uint8_t>(a, version, s, err);
     case TS_U16: return c2d_run<uint16_t>(a, version, s, err);

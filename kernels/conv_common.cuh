@@ -436,6 +436,174 @@ static __device__ __forceinline__ void conv_run(const float *in, int stride, int
     }
 }
 
+/* ------------------------------------------- column walk (RGBA8 only)
+ * The newest versions of both families (sep v8, 2-D v7) walk down a strip
+ * instead of filling a tile. A block of CW_THREADS threads owns a strip
+ * CW_THREADS pixels wide and CW_ROWS output rows tall and reads its input
+ * one row at a time: thread t loads pixel t of the row (one 4-byte load,
+ * coalesced), the first 2 rx threads the halo on the right, several rows
+ * ahead of use (registers; D rows in flight). Each row is converted once
+ * (byte permute + subtraction, no conversion unit) into four channel
+ * planes of floats in shared memory, double buffered: one barrier per row.
+ * Thread t then computes channel t % 4 of the four pixels 4 (t / 4) ..
+ * 4 (t / 4) + 3 from 1 + R4 / 2 aligned 16-byte shared loads (R4 = rx
+ * rounded up to 4; the planes' pitch is 8 mod 32 words, so a quarter warp
+ * of such loads touches 32 distinct banks). The vertical direction never
+ * touches shared memory: the rows a thread needs stay in its registers (a
+ * ring indexed at compile time, the loop unrolled by the tap count).
+ *
+ * Results are clamped for free (the last add carries .SAT: the taps are
+ * pre-scaled by 1/255 on the host, so outputs live in [0, 1]) and rounded
+ * by one fma with 1.5 * 2^23 (round half to even: within the +-1 of the
+ * fused versions). Four lanes then swap bytes (three shuffles, four
+ * permutes) so that lane t holds pixel t whole and stores it: coalesced.
+ * The taps are kernel parameters (constant bank 0 at compile-time
+ * offsets): multiply-adds take them as operands, costing no register or
+ * load. A constant border is the pixel with every byte = the border value
+ * (the launchers use the column walk only when that value is an integer
+ * in 0..255). */
+enum { CW_THREADS = 256, CW_ROWS = 128 };
+
+static __host__ __device__ constexpr int cw_r4(int r) { return (r + 3) & ~3; }
+/* Floats per channel plane: >= CW_THREADS + 2 R4, = 8 (mod 32). */
+static __host__ __device__ constexpr int cw_pitch(int r)
+{
+    return CW_THREADS + 2 * cw_r4(r) + (((8 - CW_THREADS - 2 * cw_r4(r)) % 32) + 32) % 32;
+}
+
+/* Byte offset in a src row of strip column gx (through the border mode);
+ * -1 for a constant border, -2 for a column no output needs. */
+static __device__ __forceinline__ int cw_col(const conv_io &io, int gx, bool needed)
+{
+    if (!needed) return -2;
+    const int bx = ts_border_map(gx, io.fw, io.border);
+    return bx < 0 ? -1 : (bx - io.sx0) * 4;
+}
+
+/* Image row gy of src (through the border mode); NULL for a constant border. */
+static __device__ __forceinline__ const unsigned char *cw_row(const conv_io &io, int gy)
+{
+    const int by = ts_border_map(gy, io.fh, io.border);
+    return by < 0 ? (const unsigned char *)0 : io.src + (size_t)(by - io.sy0) * io.sp;
+}
+
+static __device__ __forceinline__ uint32_t cw_load(const unsigned char *row, int col, uint32_t border_px)
+{
+    return row && col >= 0 ? *(const uint32_t *)(row + col) : border_px;
+}
+
+/* Pixel w into the four planes (P floats apart) at column q. */
+template <int P>
+static __device__ __forceinline__ void cw_put(float *planes, int q, uint32_t w)
+{
+    planes[q] = conv_u8_of<0>(w);
+    planes[P + q] = conv_u8_of<1>(w);
+    planes[2 * P + q] = conv_u8_of<2>(w);
+    planes[3 * P + q] = conv_u8_of<3>(w);
+}
+
+/* Channel c of columns 4 g .. 4 g + 4 M - 1 of the planes. */
+template <int P, int M>
+static __device__ __forceinline__ void cw_get(const float *planes, int g, int c, float (&v)[4 * M])
+{
+    const float *p = planes + c * P + 4 * g;
+#pragma unroll
+    for (int m = 0; m < M; m++) {
+        const float4 q = *(const float4 *)(p + 4 * m);
+        v[4 * m] = q.x; v[4 * m + 1] = q.y; v[4 * m + 2] = q.z; v[4 * m + 3] = q.w;
+    }
+}
+
+/* Byte selectors of the 4 x 4 byte transpose for the lane of channel c:
+ * step x takes byte c of the word of channel c ^ x to byte c ^ x. */
+static __device__ __forceinline__ void cw_transpose_sel(int c, uint32_t (&sel)[4])
+{
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+        uint32_t s = 0;
+#pragma unroll
+        for (int q = 0; q < 4; q++) s |= (uint32_t)(q == (c ^ x) ? c : 4 + q) << (4 * q);
+        sel[x] = s;
+    }
+}
+
+/* y[p] (in [0, 1]) is channel c of pixel 4 (t / 4) + p of output row gy;
+ * lane t writes pixel t of the strip (x0 = its first column) when t < vw.
+ * Every thread of the block must call it (shuffles). */
+static __device__ __forceinline__ void cw_store(const conv_io &io, int gy, int x0, int t, int vw, const float (&y)[4],
+                                                const uint32_t (&sel)[4])
+{
+    uint32_t n[4];
+#pragma unroll
+    for (int p = 0; p < 4; p++) n[p] = (uint32_t)__float_as_int(fmaf(y[p], 255.0f, 12582912.0f));
+    const uint32_t w = __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+    uint32_t px = __byte_perm(w, 0u, sel[0]);
+#pragma unroll
+    for (int x = 1; x < 4; x++) px = __byte_perm(__shfl_xor_sync(0xFFFFFFFFu, w, x), px, sel[x]);
+    if (t < vw)
+        *(uint32_t *)(io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(x0 - io.dx0 + t) * 4) = px;
+}
+
+/* The constant border as a pixel of four equal bytes; 0 when v is not an
+ * integer in 0..255 (then the column walk cannot express it). */
+static inline int cw_border_px(const conv_io &io, uint32_t *px)
+{
+    *px = 0;
+    if (io.border != TS_BORDER_CONSTANT) return 1;
+    if (!(io.bv >= 0.0f && io.bv <= 255.0f) || io.bv != (float)(int)io.bv) return 0;
+    *px = 0x01010101u * (uint32_t)io.bv;
+    return 1;
+}
+
+/* The walk itself: rows 0 .. rows - 1 of the block's input window (image
+ * rows y0 - RY ..), each converted into the planes once and handed to
+ * step(s, r, v) with v channel t % 4 of window columns 4 (t / 4) ..; s = r
+ * mod N is a constant after unrolling, so step can index register rings
+ * with it. D rows are in flight ahead of use (D divides N). Columns start
+ * at x0 - RX; vw valid output columns. */
+template <int N, int D, int RX, int RY, class Step>
+static __device__ __forceinline__ void cw_walk(const conv_io &io, uint32_t border_px, int x0, int y0, int vw,
+                                               int rows, Step &&step)
+{
+    static_assert(N % D == 0, "the prefetch ring must divide the unrolled loop");
+    static_assert(2 * RX <= 32, "the halo is loaded by the first warp");
+    constexpr int R4 = cw_r4(RX), M = 1 + R4 / 2, P = cw_pitch(RX);
+    __shared__ __align__(16) float buf[2][4 * P];
+    const int t = threadIdx.x, g = t >> 2, c = t & 3;
+    const bool halo = t < 2 * RX;
+    const int col = cw_col(io, x0 - RX + t, t < vw + 2 * RX);
+    const int colh = halo ? cw_col(io, x0 - RX + CW_THREADS + t, CW_THREADS + t < vw + 2 * RX) : -2;
+    uint32_t pf[D], pfh[D];
+#pragma unroll
+    for (int d = 0; d < D; d++) {
+        pf[d] = pfh[d] = border_px;
+        if (d < rows) {
+            const unsigned char *row = cw_row(io, y0 - RY + d);
+            pf[d] = cw_load(row, col, border_px);
+            if (halo) pfh[d] = cw_load(row, colh, border_px);
+        }
+    }
+    for (int r0 = 0; r0 < rows; r0 += N) {
+#pragma unroll
+        for (int s = 0; s < N; s++) {
+            const int r = r0 + s;
+            if (r >= rows) break;
+            float *b = buf[r & 1];
+            cw_put<P>(b, R4 - RX + t, pf[s % D]);
+            if (halo) cw_put<P>(b, R4 - RX + CW_THREADS + t, pfh[s % D]);
+            if (r + D < rows) {
+                const unsigned char *row = cw_row(io, y0 - RY + r + D);
+                pf[s % D] = cw_load(row, col, border_px);
+                if (halo) pfh[s % D] = cw_load(row, colh, border_px);
+            }
+            __syncthreads();
+            float v[4 * M];
+            cw_get<P, M>(b, g, c, v);
+            step(s, r, v);
+        }
+    }
+}
+
 /* ------------------------------------------------ coefficient banks
  * __constant__ memory is one symbol per module and streams run at the
  * same time, so the taps live in one bank per slot (TSK_SLOTS of them); a

@@ -22,8 +22,8 @@ int main(void)
 #else
 #include "test_gpu_conv_util.h"
 
-/* Versions that fuse multiply-add (conv2d.cu): v4 and v6. */
-static const int c2d_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 0, 0 };
+/* Versions that fuse multiply-add (conv2d.cu): v4, v6 and v7. */
+static const int c2d_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 1, 0 };
 static const int sizes_k[5] = { 1, 3, 5, 7, 15 };
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 
@@ -137,6 +137,33 @@ static void test_misaligned(void)
         }
 }
 
+/* The cases the column walk (v7) takes: RGBA8, LINEAR (smoothing, or signed
+ * with a bias) and ABS, N x N for N = 3, 5, 7, every border mode; images and
+ * regions that end inside a strip (256 x 128 outputs) and span several, and
+ * a constant border value that is not a whole number (which v7 leaves to
+ * v4). */
+static void test_rgba8_walk(void)
+{
+    static const int sizes[4][2] = { { 1, 1 }, { 5, 3 }, { 40, 200 }, { 600, 300 } };
+    int k = 0;
+    for (int n = 3; n <= 7; n += 2)
+        for (int b = 0; b < 5; b++)
+            for (int m = 0; m < 3; m++, k++) {
+                const int *sz = sizes[k % 4];
+                tsk_op op = c2d_op(n, n, m == 2 ? TSK_CONV_ABS : TSK_CONV_LINEAR, m == 0, (ts_border)b,
+                                   k % 2 ? 77.0f : 254.0f, 0);
+                check_c2d(&op, sz[0], sz[1], 4, TS_U8, whole(sz[0], sz[1]), 0, "rgba8 walk");
+            }
+    const ts_rect regions[4] = { { 0, 0, 300, 150 }, { 250, 120, 350, 180 }, { 3, 7, 257, 129 }, { 599, 1, 1, 298 } };
+    for (int i = 0; i < 4; i++) {
+        tsk_op op = c2d_op(3 + 2 * (i % 3), 3 + 2 * (i % 3), i % 2 ? TSK_CONV_ABS : TSK_CONV_LINEAR, i == 0,
+                           (ts_border)(i + 1), 10.0f, 0);
+        check_c2d(&op, 600, 300, 4, TS_U8, regions[i], 0, "rgba8 walk region");
+    }
+    tsk_op frac = c2d_op(5, 5, TSK_CONV_LINEAR, 1, TS_BORDER_CONSTANT, 77.5f, 0);
+    check_c2d(&frac, 70, 50, 4, TS_U8, whole(70, 50), 0, "rgba8 walk fractional border");
+}
+
 static void test_two_streams(void)
 {
     enum { ITER = 12, W = 301, H = 203, C = 4 };
@@ -158,6 +185,7 @@ static void test_two_streams(void)
     CHECK(cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking) == cudaSuccess);
     int n = tsk_version_count(TSK_CONV_2D);
     for (int v = 1; v <= n; v++) {
+        if (!gc_version_wanted(v)) continue;
         ts_view out[2 * ITER];
         for (int i = 0; i < 2 * ITER; i++) {
             out[i] = timg_device_poisoned(&img);
@@ -230,6 +258,7 @@ int main(void)
     test_small();
     test_regions_small();
     test_misaligned();
+    test_rgba8_walk();
     test_two_streams();
     if (!gc_env("TS_CONV_SMALL")) {
         test_medium();

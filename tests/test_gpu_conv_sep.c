@@ -22,8 +22,8 @@ int main(void)
 #else
 #include "test_gpu_conv_util.h"
 
-/* Versions that fuse multiply-add (conv_sep.cu): v4, v6 and v7. */
-static const int sep_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 1, 0 };
+/* Versions that fuse multiply-add (conv_sep.cu): v4, v6, v7 and v8. */
+static const int sep_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 1, 1 };
 static const int tap_counts[5] = { 1, 3, 5, 15, 63 };
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 
@@ -149,6 +149,30 @@ static void test_misaligned(void)
         }
 }
 
+/* The cases the column walk (v8) takes: RGBA8 gauss and box with N x N
+ * taps, N = 3 .. 15 odd, every border mode; images and regions that end
+ * inside a strip (256 x 128 outputs) and span several, strips narrower than
+ * the halo, and a constant border value that is not a whole number (which
+ * v8 leaves to v4). */
+static void test_rgba8_walk(void)
+{
+    static const int sizes[4][2] = { { 1, 1 }, { 5, 3 }, { 40, 200 }, { 600, 300 } };
+    int k = 0;
+    for (int n = 3; n <= 15; n += 2)
+        for (int b = 0; b < 5; b++, k++) {
+            const int *sz = sizes[k % 4];
+            tsk_op op = sep_op(n, n, TAPS_GAUSS, (ts_border)b, k % 2 ? 77.0f : 254.0f, 0);
+            check_sep(&op, sz[0], sz[1], 4, TS_U8, whole(sz[0], sz[1]), 0, "rgba8 walk");
+        }
+    const ts_rect regions[4] = { { 0, 0, 300, 150 }, { 250, 120, 350, 180 }, { 3, 7, 257, 129 }, { 599, 1, 1, 298 } };
+    for (int i = 0; i < 4; i++) {
+        tsk_op op = sep_op(3 + 4 * i, 3 + 4 * i, TAPS_GAUSS, (ts_border)(i + 1), 10.0f, 0);
+        check_sep(&op, 600, 300, 4, TS_U8, regions[i], 0, "rgba8 walk region");
+    }
+    tsk_op frac = sep_op(5, 5, TAPS_GAUSS, TS_BORDER_CONSTANT, 77.5f, 0);
+    check_sep(&frac, 70, 50, 4, TS_U8, whole(70, 50), 0, "rgba8 walk fractional border");
+}
+
 /* Two streams, slots 0 and 1, each switching between two tap sets on every
  * launch, interleaved: every output must be its own op's result. */
 static void test_two_streams(void)
@@ -172,6 +196,7 @@ static void test_two_streams(void)
     CHECK(cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking) == cudaSuccess);
     int n = tsk_version_count(TSK_CONV_SEP);
     for (int v = 1; v <= n; v++) {
+        if (!gc_version_wanted(v)) continue;
         ts_view out[2 * ITER];
         for (int i = 0; i < 2 * ITER; i++) {
             out[i] = timg_device_poisoned(&img);
@@ -245,6 +270,7 @@ int main(void)
     test_small();
     test_regions_small();
     test_misaligned();
+    test_rgba8_walk();
     test_two_streams();
     if (!gc_env("TS_CONV_SMALL")) {
         test_medium();

@@ -5,7 +5,8 @@
  *
  * Environment: TS_CONV_SMALL=1 runs only the small sizes, TS_CONV_SMALL=2
  * a seventh of those (for compute-sanitizer); TS_CONV_TIMING=1 runs only the timing of every version
- * on a 7680x4320 RGBA8 image against a device-to-device copy. */
+ * on a 7680x4320 RGBA8 image against a device-to-device copy; TS_CONV_ONLY=v
+ * checks version v alone (the others are skipped, not counted). */
 #ifndef TS_TEST_GPU_CONV_UTIL_H
 #define TS_TEST_GPU_CONV_UTIL_H
 
@@ -38,6 +39,13 @@ static int gc_level(const char *name)
 {
     const char *s = getenv(name);
     return s ? atoi(s) : 0;
+}
+
+/* 1 when version v is to be checked (TS_CONV_ONLY unset, or v). */
+static int gc_version_wanted(int v)
+{
+    int only = gc_level("TS_CONV_ONLY");
+    return only <= 0 || only == v;
 }
 
 static size_t gc_px(const ts_view *v) { return (size_t)v->c * (size_t)v->type; }
@@ -149,6 +157,7 @@ static void gc_check_op(const tsk_op *op, int full_w, int full_h, int c, ts_type
     int n = tsk_version_count(op->kind);
     CHECK(n >= 1 && n <= GC_MAX_VERSIONS);
     for (int v = 1; v <= n && v <= GC_MAX_VERSIONS; v++) {
+        if (!gc_version_wanted(v)) continue;
         gc_dev ddst;
         CHECK(gc_dev_alloc(&ddst, &ref, shift));
         tsk_launch l = { NULL, v, TS_PATH_GLOBAL, slot };
