@@ -77,7 +77,7 @@ static const char *const c2d_version_names[] = {
     "v4 smem tile, K px/thread in registers, staged coalesced stores, fma",
     "v5 v4 with exact mul+add (bit-exact)",
     "v6 v4 with 2K px/thread",
-    "v7 column walk, rows in registers, fma (RGBA8 3x3..7x7 lin/abs, else v4)",
+    "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)",
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
