@@ -40,7 +40,7 @@
  * issuing ~170 instructions (~170 us at 4 per clock per SM): v6 was
  * predicted near 0.35 of the copy. Measured on the H200 (bench kernels,
  * 8K RGBA8 5x5, copy 67.2 us): v4 414 us (0.16), v5 527 us, v6 607 us
- * (0.11), NPP FilterBorder32f 543 us (0.12). v4 is the default.
+ * (0.11), NPP FilterBorder32f 543 us (0.12).
  *
  * v7, counted per output pixel (one thread and one row: 4 channel values;
  * one warp instruction per pixel of 8K is ~1.0 us on the H200): the input
@@ -51,7 +51,10 @@
  * the 0.60 target is not reachable in the reference's order (the fma
  * alone are 99 us, and every other instruction takes an fma's issue
  * slot). 3x3: ~85 instructions, ~90 us. Registers (ptxas, sm_90, no
- * spills): 3x3 58, 5x5 64, 7x7 116 (linear) / 96 (abs). Not yet measured. */
+ * spills): 3x3 58, 5x5 64, 7x7 116 (linear) / 96 (abs). Measured on the
+ * H200 (bench kernels, 8K RGBA8 5x5, copy 66.3 us): 332 us (0.20 of the
+ * copy; v4 411 us, NPP 543 us): the fastest and so the default, 2x over
+ * its prediction, for the reasons given in conv_sep.cu's v8 note. */
 #include "conv_common.cuh"
 
 struct c2d_bank {
@@ -423,8 +426,8 @@ extern "C" const tsk_family tsk_family_conv2d = {
     "2-D convolution",
     c2d_version_names,
     (int)(sizeof c2d_version_names / sizeof c2d_version_names[0]),
-    /* measured on the H200 (8K RGBA8 5x5, tilestream bench kernels): v4
-     * 0.414 ms, v5 0.527, v6 0.607 */
-    4,
+    /* measured on the H200 (8K RGBA8 5x5, tilestream bench kernels): v7
+     * 0.332 ms, v4 0.411, v5 0.525, v6 0.596; cases v7 does not take run v4 */
+    7,
     c2d_apply,
 };

@@ -57,7 +57,7 @@
  * 67.2 us): 5 taps v4 403 us (0.17), v5 386 us (0.17), v7 490 us (0.14);
  * 15 taps v4 606 us (0.11), v7 690 us (0.10). The model is off by 3-5x:
  * the time is not in shared-memory bandwidth or issue as counted here;
- * finding where it goes (ncu) is the next step. v4 is the default.
+ * finding where it goes (ncu) is the next step.
  *
  * v8, counted per output pixel (one thread and one row: 4 channel values;
  * on the H200 one warp instruction per pixel of 8K costs ~1.0 us at 4 per
@@ -74,8 +74,13 @@
  * 119 us), ~108 shared bytes: predicted ~170..190 us, 0.35..0.40 of the
  * copy; the 0.45 target is not reachable in the reference's order with
  * this input and output cost. Registers (ptxas, sm_90, no spills): N = 3:
- * 58, 5: 64, 7: 80, 9: 107, 11: 115, 13: 128, 15: 120. Not yet measured:
- * the prediction is a model like the ones above. */
+ * 58, 5: 64, 7: 80, 9: 107, 11: 115, 13: 128, 15: 120. Measured on the
+ * H200 (bench kernels, 8K RGBA8, copy 66.3 us): 5 taps 258 us (0.26 of the
+ * copy; v4 395 us), 15 taps 344 us (0.19; v4 598 us). The fastest version
+ * and so the default, but 2.6x over its prediction at 5 taps and 1.9x at
+ * 15: the model misses a cost that grows less than linearly with the taps
+ * (the per-row barrier and the load latency it exposes are the first
+ * suspects); ncu is the next step. */
 #include "conv_common.cuh"
 
 /* Taps of one slot; unused taps are zero so that equal banks compare equal. */
@@ -454,9 +459,9 @@ extern "C" const tsk_family tsk_family_conv_sep = {
     "separable convolution",
     sep_version_names,
     (int)(sizeof sep_version_names / sizeof sep_version_names[0]),
-    /* measured on the H200 (8K RGBA8, tilestream bench kernels): v4 is the
-     * fastest at 15 taps (0.606 ms vs v7 0.690) and within 5% of v5 at 5
-     * taps (0.403 vs 0.386 ms) */
-    4,
+    /* measured on the H200 (8K RGBA8, tilestream bench kernels): v8 is the
+     * fastest at 5 taps (0.258 ms; v5 0.383, v4 0.395) and at 15 taps
+     * (0.344 ms; v4 0.598); cases it does not take run v4, the next best */
+    8,
     sep_apply,
 };

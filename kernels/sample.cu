@@ -545,17 +545,6 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
     }
 }
 
-/* An empty input region: every tap is outside the image (possible only
- * with the constant border), so the output is border_value. */
-template <typename T>
-__global__ void sample_fill(unsigned char *dst, size_t pitch, int w, int h, int c, float v)
-{
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= w * c) return;
-    for (int y = blockIdx.y; y < h; y += gridDim.y)
-        ((T *)(dst + (size_t)y * pitch))[x] = tsk_px<T>::store(v);
-}
-
 /* ------------------------------------------------------------ textures
  * Texture objects must outlive the kernels that read them: the runtime
  * documents use of a handle after cudaDestroyTextureObject as undefined,
@@ -643,8 +632,17 @@ static tex_plan plan_texture(const tsk_op *op, const ts_view *src)
     p.linear = 1;
     switch (op->u.sample.border) {
     case TS_BORDER_REPLICATE: p.mode = cudaAddressModeClamp; break;
-    case TS_BORDER_REFLECT: p.mode = cudaAddressModeMirror; p.normalized = 1; break;  /* ba|abcd|dc */
-    case TS_BORDER_WRAP: p.mode = cudaAddressModeWrap; p.normalized = 1; break;
+    case TS_BORDER_REFLECT: /* ba|abcd|dc */
+    case TS_BORDER_WRAP:
+        /* The hardware repeats the texture's own extent, the region: right
+         * only when the region is the whole image. A region that is not may
+         * still hold a tap that wraps across the image's edge (tsk_need
+         * gives the mapped bounding box), which the hardware would wrap
+         * across the region's edge instead: those take the global path. */
+        if (src->x0 != 0 || src->y0 != 0 || src->w != src->full_w || src->h != src->full_h) return p;
+        p.mode = op->u.sample.border == TS_BORDER_WRAP ? cudaAddressModeWrap : cudaAddressModeMirror;
+        p.normalized = 1;
+        break;
     case TS_BORDER_CONSTANT:
         /* borderColor is returned as the texture's value: normalized for
          * integer types; values outside the type's range are not. */
@@ -659,9 +657,8 @@ static tex_plan plan_texture(const tsk_op *op, const ts_view *src)
     return p;
 }
 
-/* Wrap and mirror repeat the texture's own extent, which is the region: the
- * same as the whole image when the region spans that axis, and harmless
- * when it does not, since then tsk_need keeps every tap inside it. */
+/* Wrap and mirror repeat the texture's own extent, the region, which
+ * plan_texture allows only when the region is the whole image. */
 static ts_status make_texture(const ts_view *src, const tex_plan *tp, cudaTextureObject_t *tex, ts_err *err)
 {
     int bits = 8 * (int)src->type;
@@ -776,15 +773,6 @@ static ts_status launch_channels(const tsk_op *op, const ts_view *src, const sam
     }
 }
 
-template <typename T>
-static ts_status fill_border(ts_view *dst, float v, cudaStream_t st, ts_err *err)
-{
-    int n = dst->w * dst->c;
-    dim3 grid((unsigned)ceil_div(n, 256), grid_rows(dst->h));
-    sample_fill<T><<<grid, 256, 0, st>>>(dst->data, dst->pitch, dst->w, dst->h, dst->c, v);
-    return TSK_LAUNCH_CHECK("sample (border fill)", err);
-}
-
 static ts_status check_views(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err)
 {
     const char *what = "sample";
@@ -822,15 +810,15 @@ static ts_status sample_apply(const tsk_op *op, const ts_view *src, ts_view *dst
     if (st != TS_OK) return st;
     cudaStream_t stream = l ? (cudaStream_t)l->stream : 0;
 
-    if (src->w <= 0 || src->h <= 0) {
-        if (op->u.sample.border != TS_BORDER_CONSTANT)
-            return ts_err_set(err, TS_E_ARG, "sample: empty source region with a border mode that needs pixels");
-        switch (dst->type) {
-        case TS_U8: return fill_border<uint8_t>(dst, op->u.sample.border_value, stream, err);
-        case TS_U16: return fill_border<uint16_t>(dst, op->u.sample.border_value, stream, err);
-        default: return fill_border<float>(dst, op->u.sample.border_value, stream, err);
-        }
-    }
+    /* An empty source region: every tap is outside the image (possible only
+     * with the constant border). The plain global kernel then reads no pixel
+     * and blends border values with the reference's weights, which a plain
+     * fill of border_value would not match exactly (float weights sum to
+     * 1 within an ulp; a fill of 127.5 would round up where the blend may
+     * not). */
+    const int empty = src->w <= 0 || src->h <= 0;
+    if (empty && op->u.sample.border != TS_BORDER_CONSTANT)
+        return ts_err_set(err, TS_E_ARG, "sample: empty source region with a border mode that needs pixels");
 
     sample_args a;
     a.src = src->data; a.src_pitch = src->pitch;
@@ -843,8 +831,8 @@ static ts_status sample_apply(const tsk_op *op, const ts_view *src, ts_view *dst
     a.border = (int)op->u.sample.border;
     a.border_value = op->u.sample.border_value;
 
-    int version = tsk_pick_version(&tsk_family_sample, l);
-    ts_path path = l ? l->path : TS_PATH_GLOBAL;
+    int version = empty ? 1 : tsk_pick_version(&tsk_family_sample, l);
+    ts_path path = l && !empty ? l->path : TS_PATH_GLOBAL;
     int slot = l ? l->slot : 0;
     switch (src->type) {
     case TS_U8: return launch_channels<uint8_t>(op, src, a, version, path, slot, stream, err);
