@@ -27,7 +27,7 @@ fi
 t1=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
 
-ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 -j "${TS_TEST_JOBS:-3}" "$@" >"$OUT/gpu-tests.log" 2>&1
+TS_TEXTURE_TABLE="$PWD/$OUT/texture.tsv" ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 -j "${TS_TEST_JOBS:-3}" "$@" >"$OUT/gpu-tests.log" 2>&1
 tests_rc=$?
 t2=$(date +%s)
 
@@ -54,6 +54,16 @@ grep -E "tests passed|Test +#|\*\*\*" "$OUT/gpu-tests.log" | tail -60
 for f in run.txt compare.txt bench.txt; do
     [ -f "$OUT/$f" ] && { echo "================ $f ================"; cat "$OUT/$f"; }
 done
+if [ -s "$OUT/texture.tsv" ]; then
+    echo "================ end to end: engine (tiled and untiled) vs CPU backend, max abs over inputs ================"
+    awk -F'\t' '{ k = $1 " (" $3 "-bit)"; if (!(k in n)) { n[k] = 0; order[++m] = k }
+                   n[k]++; if ($4 > g[k]) g[k] = $4; if ($5 > t[k]) t[k] = $5; if ($6 > b[k]) b[k] = $6;
+                   if ($5 > $6) over[k]++ }
+         END { printf "%-76s %6s %7s %6s %s\n", "chain (inputs)", "global", "texture", "bound", "over";
+               for (i = 1; i <= m; i++) { k = order[i];
+                   printf "%-76s %6d %7d %6d %d of %d\n", k, g[k], t[k], b[k], over[k], n[k] } }' \
+        "$OUT/texture.tsv"
+fi
 echo "================ summary ================"
 printf '%-22s %s\n' "device" "$(sed -n 2p "$OUT/gpu.txt")"
 printf '%-22s %s\n' "build (s)" "$((t1 - t0))"
