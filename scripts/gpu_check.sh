@@ -6,6 +6,11 @@
 #   scripts/gpu_check.sh                 everything
 #   scripts/gpu_check.sh -R conv         only gpu tests whose name matches 'conv'
 #   TS_BENCH=0 scripts/gpu_check.sh      tests only
+#   TS_SANITIZER=0 scripts/gpu_check.sh  without the compute-sanitizer pass
+#
+# After the suite, every gpu test runs again in its small mode under
+# compute-sanitizer: memcheck for all of them, racecheck and synccheck for
+# the ones with shared memory and several streams.
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -31,6 +36,28 @@ TS_TEXTURE_TABLE="$PWD/$OUT/texture.tsv" ctest --test-dir "$BUILD" -L gpu --outp
 tests_rc=$?
 t2=$(date +%s)
 
+# compute-sanitizer over the small modes of the GPU tests.
+san_rc=skipped
+if [ "${TS_SANITIZER:-1}" != 0 ] && [ "$#" -eq 0 ] && command -v compute-sanitizer >/dev/null; then
+    san_rc=0
+    export TS_TEST_QUICK=1 TS_ENGINE_SMALL=1 TS_SAMPLE_SMALL=1 TS_CONV_SMALL=2
+    : >"$OUT/sanitizer.log"
+    for t in "$BUILD"/tests/test_gpu_*; do
+        case "$t" in *test_gpu_oom) continue ;; esac   # exhausts device memory on purpose
+        tools="memcheck"
+        case "$t" in *point|*orient|*conv_sep|*conv2d|*engine) tools="memcheck racecheck synccheck" ;; esac
+        for tool in $tools; do
+            if compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1; then
+                echo "sanitizer $tool $(basename "$t"): clean" >>"$OUT/sanitizer.txt"
+            else
+                echo "sanitizer $tool $(basename "$t"): FAILED (rc $?)" >>"$OUT/sanitizer.txt"; san_rc=1
+            fi
+        done
+    done
+    unset TS_TEST_QUICK TS_ENGINE_SMALL TS_SAMPLE_SMALL TS_CONV_SMALL
+fi
+t2s=$(date +%s)
+
 bench_rc=skipped
 if [ "${TS_BENCH:-1}" != 0 ] && [ "$#" -eq 0 ]; then
     "$BUILD/tilestream" bench all --json "$OUT/bench.json" >"$OUT/bench.txt" 2>&1
@@ -51,7 +78,7 @@ fi
 
 echo "================ gpu tests ================"
 grep -E "tests passed|Test +#|\*\*\*" "$OUT/gpu-tests.log" | tail -60
-for f in run.txt compare.txt bench.txt; do
+for f in sanitizer.txt run.txt compare.txt bench.txt; do
     [ -f "$OUT/$f" ] && { echo "================ $f ================"; cat "$OUT/$f"; }
 done
 if [ -s "$OUT/texture.tsv" ]; then
@@ -68,5 +95,6 @@ echo "================ summary ================"
 printf '%-22s %s\n' "device" "$(sed -n 2p "$OUT/gpu.txt")"
 printf '%-22s %s\n' "build (s)" "$((t1 - t0))"
 printf '%-22s %s (rc %s)\n' "gpu tests (s)" "$((t2 - t1))" "$tests_rc"
-printf '%-22s %s (rc %s)\n' "bench (s)" "$((t3 - t2))" "$bench_rc"
-[ "$tests_rc" = 0 ] || exit 1
+printf '%-22s %s (rc %s)\n' "sanitizer (s)" "$((t2s - t2))" "$san_rc"
+printf '%-22s %s (rc %s)\n' "bench (s)" "$((t3 - t2s))" "$bench_rc"
+[ "$tests_rc" = 0 ] && [ "$san_rc" != 1 ] || exit 1

@@ -4,3 +4,7 @@ ts_add_test(test_gpu_engine SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_engine.c 
 # Both sampling paths through the engine, tiled and untiled, on chains users
 # run and on the sample photos, against the CPU backend within stated bounds.
 ts_add_test(test_gpu_texture SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_texture.c LABELS gpu)
+# A nearly full device: smaller tiles, same pixels; a full one: a clear error.
+# Alone, since it takes the device's memory from every other test.
+ts_add_test(test_gpu_oom SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_oom.c LABELS gpu)
+set_tests_properties(test_gpu_oom PROPERTIES RUN_SERIAL TRUE)
