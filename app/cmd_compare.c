@@ -48,7 +48,7 @@ static ts_status gpu_path(cli_opts *o, ts_path path, const ts_chain *chain, cons
     int reps = o->reps > 0 ? o->reps : 5;
     *trace = ts_trace_create();
     if (!*trace) return ts_err_set(err, TS_E_NOMEM, "out of memory");
-    ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, path, *trace };
+    ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, path, *trace, 0 };
     ts_status st = ts_engine_create(&eo, &e, err);
     for (int r = 0; r <= reps && st == TS_OK; r++) { /* run 0 warms up */
         if (r == 1) ts_trace_clear(*trace);

@@ -52,29 +52,38 @@ extern "C" ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view
     return f->apply(op, src, dst, l, err);
 }
 
-extern "C" int ts_gpu_probe(char *name, size_t name_len, ts_err *err)
+extern "C" int ts_gpu_count(ts_err *err)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    if (name && name_len) name[0] = '\0';
     if (e != cudaSuccess) {
         ts_err_set(err, TS_E_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
-        cudaGetLastError(); /* clear the sticky-free error so later calls start clean */
+        cudaGetLastError(); /* clear the error so later calls start clean */
         return 0;
     }
-    if (n == 0) {
-        ts_err_set(err, TS_E_DEVICE, "no CUDA device found");
-        return 0;
-    }
+    if (n == 0) ts_err_set(err, TS_E_DEVICE, "no CUDA device found");
+    return n;
+}
+
+extern "C" int ts_gpu_name(int device, char *name, size_t name_len, ts_err *err)
+{
+    if (name && name_len) name[0] = '\0';
     cudaDeviceProp p;
-    e = cudaGetDeviceProperties(&p, 0);
+    cudaError_t e = cudaGetDeviceProperties(&p, device);
     if (e != cudaSuccess) {
-        ts_err_set(err, TS_E_DEVICE, "cannot query CUDA device 0: %s", cudaGetErrorString(e));
+        ts_err_set(err, TS_E_DEVICE, "cannot query CUDA device %d: %s", device, cudaGetErrorString(e));
+        cudaGetLastError();
         return 0;
     }
     if (name && name_len) snprintf(name, name_len, "%s (sm_%d%d, %d SMs)", p.name, p.major, p.minor,
                                    p.multiProcessorCount);
     return 1;
+}
+
+extern "C" int ts_gpu_probe(char *name, size_t name_len, ts_err *err)
+{
+    if (name && name_len) name[0] = '\0';
+    return ts_gpu_count(err) > 0 && ts_gpu_name(0, name, name_len, err);
 }
 
 /* ---- RGB <-> RGBX: packed RGB crosses PCIe, the kernels work on 4 channels */

@@ -30,6 +30,20 @@ ts_status tsk_gpu_pack4to3(const ts_view *src4, ts_view *dst3, void *stream, ts_
     return no_cuda(err);
 }
 
+int ts_gpu_count(ts_err *err)
+{
+    no_cuda(err);
+    return 0;
+}
+
+int ts_gpu_name(int device, char *name, size_t name_len, ts_err *err)
+{
+    (void)device;
+    if (name && name_len) name[0] = '\0';
+    no_cuda(err);
+    return 0;
+}
+
 int ts_gpu_probe(char *name, size_t name_len, ts_err *err)
 {
     if (name && name_len) name[0] = '\0';

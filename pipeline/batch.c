@@ -573,7 +573,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     free(l.out);
 
     if (!o->dry_run && work > 0 && b.use_gpu) {
-        ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, o->path, o->trace };
+        ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, o->path, o->trace, 0 };
         st = ts_engine_create(&eo, &b.engine, err);
         if (st != TS_OK) { batch_cleanup(&b); return st; }
         b.pinned = ts_engine_allocator(b.engine);

@@ -88,7 +88,8 @@ static pool_block *pool_grow(pinned_pool *p, size_t need)
     if (size > POOL_MAX_BLOCK) size = POOL_MAX_BLOCK;
     if (size < need) size = (need + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1);
     void *base = NULL;
-    if (cudaHostAlloc(&base, size, cudaHostAllocDefault) != cudaSuccess) {
+    /* Portable: an image decoded into it may go to any device's engine. */
+    if (cudaHostAlloc(&base, size, cudaHostAllocPortable) != cudaSuccess) {
         cudaGetLastError(); /* not sticky: clear it so later calls start clean */
         return NULL;
     }
@@ -194,6 +195,7 @@ typedef struct job {
 } job;
 
 struct ts_engine {
+    int device;                /* CUDA device ordinal: made current on every entry */
     int n_lanes, next_lane;
     lane lanes[TSK_SLOTS];
     int tile_w, tile_h;
@@ -310,6 +312,40 @@ static ts_status calibrate(ts_engine *e, ts_err *err)
 
 /* ---------------------------------------------------------------- create */
 
+/* Coefficient banks and texture rings are per slot and process-wide (the
+ * kernels keep one host-side cache per slot): engines on one device or
+ * several must never share a slot, so each lane claims one here. */
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned slot_used;   /* bit i: slot i belongs to a lane */
+
+static int slot_claim(void)
+{
+    int got = -1;
+    pthread_mutex_lock(&slot_lock);
+    for (int i = 0; i < TSK_SLOTS && got < 0; i++)
+        if (!(slot_used & (1u << i))) {
+            slot_used |= 1u << i;
+            got = i;
+        }
+    pthread_mutex_unlock(&slot_lock);
+    return got;
+}
+
+static void slot_release(int slot)
+{
+    pthread_mutex_lock(&slot_lock);
+    slot_used &= ~(1u << slot);
+    pthread_mutex_unlock(&slot_lock);
+}
+
+/* Every entry point runs on the engine's device: the caller's thread may
+ * have last used another engine's. */
+static ts_status use_device(const ts_engine *e, ts_err *err)
+{
+    cudaError_t ce = cudaSetDevice(e->device);
+    return ce == cudaSuccess ? TS_OK : cuda_fail(ce, "selecting the CUDA device", err);
+}
+
 static void engine_release_buffers(ts_engine *e)
 {
     for (int i = 0; i < e->n_lanes; i++) {
@@ -330,7 +366,13 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
         return ts_err_set(err, TS_E_ARG, "--streams %d: must be 1 to %d", n, (int)TSK_SLOTS);
     if (opts && (opts->tile_w < 0 || opts->tile_h < 0))
         return ts_err_set(err, TS_E_ARG, "--tile %dx%d: must not be negative", opts->tile_w, opts->tile_h);
-    cudaError_t ce = cudaFree(0); /* create the context now, and fail here if there is no device */
+    int device = opts ? opts->device : 0, n_dev = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n_dev);
+    if (ce != cudaSuccess) return cuda_fail(ce, "no usable CUDA device", err);
+    if (device < 0 || device >= n_dev)
+        return ts_err_set(err, TS_E_ARG, "CUDA device %d: this machine has %d (0 to %d)", device, n_dev, n_dev - 1);
+    ce = cudaSetDevice(device);
+    if (ce == cudaSuccess) ce = cudaFree(0); /* create the context now, and fail here if it cannot be */
     if (ce != cudaSuccess) return cuda_fail(ce, "no usable CUDA device", err);
     ts_engine *e = calloc(1, sizeof *e);
     if (!e) return ts_err_set(err, TS_E_NOMEM, "out of memory for the GPU engine");
@@ -338,6 +380,8 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
         free(e);
         return ts_err_set(err, TS_E_NOMEM, "cannot create the pinned pool's lock");
     }
+    e->device = device;
+    for (int i = 0; i < TSK_SLOTS; i++) e->lanes[i].index = -1;
     e->tile_w = opts ? opts->tile_w : 0;
     e->tile_h = opts ? opts->tile_h : 0;
     e->path = opts ? opts->path : TS_PATH_GLOBAL;
@@ -345,16 +389,22 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
     ts_status st = TS_OK;
     for (int i = 0; i < n && st == TS_OK; i++) {
         lane *l = &e->lanes[i];
-        l->index = i;
+        if ((l->index = slot_claim()) < 0) {
+            st = ts_err_set(err, TS_E_ARG, "more than %d streams over all engines of this process", (int)TSK_SLOTS);
+            break;
+        }
         /* Non-blocking: no implicit ordering with the legacy default stream. */
         ce = cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking);
         if (ce != cudaSuccess) {
+            slot_release(l->index);
+            l->index = -1;
             st = cuda_fail(ce, "cudaStreamCreate", err);
             break;
         }
         e->n_lanes++;
-        char name[32];
-        snprintf(name, sizeof name, "stream %d", i);
+        char name[48];
+        if (device == 0) snprintf(name, sizeof name, "stream %d", i);
+        else snprintf(name, sizeof name, "gpu %d stream %d", device, i);
         l->trace_lane = e->trace ? ts_trace_lane(e->trace, name) : -1;
     }
     if (st == TS_OK && (ce = cudaEventCreate(&e->calib)) != cudaSuccess) st = cuda_fail(ce, "cudaEventCreate", err);
@@ -370,6 +420,7 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
 void ts_engine_destroy(ts_engine *e)
 {
     if (!e) return;
+    cudaSetDevice(e->device);
     for (int i = 0; i < e->n_lanes; i++) cudaStreamSynchronize(e->lanes[i].stream);
     while (e->head) {
         job *j = e->head;
@@ -377,7 +428,10 @@ void ts_engine_destroy(ts_engine *e)
         job_free(e, j);
     }
     engine_release_buffers(e);
-    for (int i = 0; i < e->n_lanes; i++) cudaStreamDestroy(e->lanes[i].stream);
+    for (int i = 0; i < e->n_lanes; i++) {
+        cudaStreamDestroy(e->lanes[i].stream);
+        slot_release(e->lanes[i].index);
+    }
     for (int i = 0; i < e->n_free_events; i++) cudaEventDestroy(e->free_events[i]);
     free(e->free_events);
     if (e->calib) cudaEventDestroy(e->calib);
@@ -740,6 +794,7 @@ ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *
 {
     memset(out, 0, sizeof *out);
     if (e->dead) return engine_died(e, NULL, err);
+    if (use_device(e, err) != TS_OK) return err ? err->status : TS_E_DEVICE;
     if (!in || !in->data || in->w < 1 || in->h < 1 || in->c < 1 || in->c > 4)
         return ts_err_set(err, TS_E_ARG, "GPU engine: input image %d is empty or has %d channels", image,
                           in ? in->c : 0);
@@ -811,6 +866,7 @@ int ts_engine_collect(ts_engine *e, void **tag, ts_status *status, ts_err *err)
 {
     job *j = e->head;
     if (!j) return 0;
+    cudaSetDevice(e->device);   /* events wait wherever; the event clock and frees want the engine's device */
     cudaError_t ce = cudaSuccess;
     for (int i = 0; i < j->n_tiles && ce == cudaSuccess; i++) ce = cudaEventSynchronize(j->marks[j->tiles[i].last]);
     ts_status st = TS_OK;
@@ -863,6 +919,7 @@ static double time_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKin
 ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err)
 {
     const size_t n = (size_t)64 << 20;
+    if (use_device(e, err) != TS_OK) return err ? err->status : TS_E_DEVICE;
     ts_allocator pinned = ts_engine_allocator(e);
     unsigned char *host = pinned.alloc(pinned.ctx, n);
     void *d0 = NULL, *d1 = NULL;

@@ -186,6 +186,10 @@ ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
 /* GPU presence: returns 1 and the device's name when a CUDA device can be
  * used, 0 otherwise (CPU-only build, no driver or no device; why in err). */
 int ts_gpu_probe(char *name, size_t name_len, ts_err *err);
+/* How many CUDA devices can be used (0, with why in err, when none). */
+int ts_gpu_count(ts_err *err);
+/* Device `device`'s name, "NVIDIA H200 (sm_90, 132 SMs)"; 0 on failure. */
+int ts_gpu_name(int device, char *name, size_t name_len, ts_err *err);
 
 
 /* ------------------------------------------------------------ stats/trace
@@ -223,6 +227,26 @@ ts_status ts_trace_write_svg(const ts_trace *t, const char *path, ts_err *err);
  * NULL means all stages. */
 double ts_trace_busy(const ts_trace *t, const char *stages);
 
+/* ------------------------------------------------------------ shards
+ * (pipeline/shard.c) N processes split one sorted input list: shard K of N
+ * takes positions i with i % N == K, so together they cover every input
+ * exactly once. */
+typedef struct ts_shard {
+    int index, count;      /* 0 <= index < count; count 1 = everything */
+    char source[96];       /* where they came from, for messages */
+} ts_shard;
+typedef char *(*ts_env_fn)(const char *name);   /* getenv, or a stand-in for tests */
+
+/* "K/N", "auto" (from the launcher's environment: Slurm arrays or tasks,
+ * Open MPI, PMI) or "auto/N" (the index from the environment, e.g. a
+ * Kubernetes indexed Job's JOB_COMPLETION_INDEX; the count given).
+ * getenv_fn NULL = getenv. */
+ts_status ts_shard_parse(const char *text, ts_shard *s, ts_env_fn getenv_fn, ts_err *err);
+/* The environment alone; count > 0 = the count is given. */
+ts_status ts_shard_from_env(ts_shard *s, int count, ts_env_fn getenv_fn, ts_err *err);
+/* 1 when the input at this position of the sorted list is the shard's. */
+int ts_shard_takes(const ts_shard *s, size_t position);
+
 /* ------------------------------------------------------------ GPU engine
  * (pipeline/engine_cuda.c) Streams images through the GPU in tiles: pinned
  * host memory from a pool, a ring of streams, per tile H2D -> kernels ->
@@ -233,6 +257,7 @@ typedef struct ts_engine_opts {
     int tile_w, tile_h;   /* output tile size; 0 = automatic */
     ts_path path;         /* sampling ops: global memory or texture */
     ts_trace *trace;      /* where stage events go (may be NULL) */
+    int device;           /* CUDA device ordinal (0 = the first) */
 } ts_engine_opts;
 
 ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err);

@@ -8,3 +8,7 @@ ts_add_test(test_gpu_texture SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_texture.
 # Alone, since it takes the device's memory from every other test.
 ts_add_test(test_gpu_oom SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_oom.c LABELS gpu)
 set_tests_properties(test_gpu_oom PROPERTIES RUN_SERIAL TRUE)
+# Several engines at once (one per device, two on one device), each fed from
+# its own thread: outputs equal one engine's; slots are never shared.
+ts_add_test(test_gpu_multi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_multi.c LABELS gpu)
+target_link_libraries(test_gpu_multi PRIVATE Threads::Threads)
