@@ -13,85 +13,24 @@
  * scripts/quality_opencv.py (same reference, same PSNR). */
 #include "check.h"
 #include "tilestream.h"
+#include "quality_ref.h"
 
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#ifndef M_PI
-#define M_PI 3.14159265358979323846
-#endif
-
-static double lanczos3(double t)
+/* All channels of img as doubles, row-major. */
+static double *doubles_of(const ts_image *img)
 {
-    t = fabs(t);
-    if (t < 1e-12) return 1.0;
-    if (t >= 3.0) return 0.0;
-    return 3.0 * sin(M_PI * t) * sin(M_PI * t / 3.0) / (M_PI * M_PI * t * t);
-}
-
-static double sample_of(const ts_image *img, int x, int y, int ch)
-{
-    const unsigned char *row = img->data + (size_t)y * img->stride;
-    if (img->type == TS_U16) return ((const uint16_t *)row)[(size_t)x * img->c + ch];
-    return row[(size_t)x * img->c + ch];
-}
-
-/* One axis of the reference: n_in values at stride `step` into n_out, the
- * output pixel centre x + 0.5 mapping to (x + 0.5) * n_in / n_out, taps
- * weighed by Lanczos-3 over a support widened by the shrink, replicate at
- * the edges, weights normalised. */
-static void resample_axis(const double *in, int n_in, size_t in_step, double *out, int n_out, size_t out_step)
-{
-    double scale = (double)n_in / n_out, k = scale > 1 ? scale : 1, support = 3 * k;
-    for (int x = 0; x < n_out; x++) {
-        double centre = (x + 0.5) * scale, sum = 0, wsum = 0;
-        for (int i = (int)floor(centre - support) - 1; i <= (int)ceil(centre + support) + 1; i++) {
-            double w = lanczos3((i + 0.5 - centre) / k);
-            int j = i < 0 ? 0 : i >= n_in ? n_in - 1 : i;
-            if (w == 0) continue;
-            sum += w * in[(size_t)j * in_step];
-            wsum += w;
-        }
-        out[(size_t)x * out_step] = sum / wsum;
-    }
-}
-
-/* The reference downscale of img to ow x oh, rows then columns, in double,
- * channel values unrounded and unclamped. ow * oh * c doubles. */
-static double *reference_downscale(const ts_image *img, int ow, int oh)
-{
-    int w = img->w, h = img->h, c = img->c;
-    double *src = malloc(sizeof(double) * (size_t)w * h * c);
-    double *mid = malloc(sizeof(double) * (size_t)ow * h * c);
-    double *out = malloc(sizeof(double) * (size_t)ow * oh * c);
-    if (!src || !mid || !out) { free(src); free(mid); free(out); return NULL; }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            for (int ch = 0; ch < c; ch++) src[((size_t)y * w + x) * c + ch] = sample_of(img, x, y, ch);
-    for (int y = 0; y < h; y++)
-        for (int ch = 0; ch < c; ch++)
-            resample_axis(src + (size_t)y * w * c + ch, w, (size_t)c, mid + (size_t)y * ow * c + ch, ow, (size_t)c);
-    for (int x = 0; x < ow; x++)
-        for (int ch = 0; ch < c; ch++)
-            resample_axis(mid + (size_t)x * c + ch, h, (size_t)ow * c, out + (size_t)x * c + ch, oh, (size_t)ow * c);
-    free(src);
-    free(mid);
-    return out;
-}
-
-static double psnr_against(const ts_image *got, const double *ref)
-{
-    double sq = 0, maxv = got->type == TS_U16 ? 65535.0 : 255.0;
-    size_t n = (size_t)got->w * got->h * got->c;
-    for (int y = 0; y < got->h; y++)
-        for (int x = 0; x < got->w; x++)
-            for (int ch = 0; ch < got->c; ch++) {
-                double e = sample_of(got, x, y, ch) - ref[((size_t)y * got->w + x) * got->c + ch];
-                sq += e * e;
+    double *d = malloc(sizeof(double) * (size_t)img->w * img->h * img->c);
+    for (int y = 0; d && y < img->h; y++)
+        for (int x = 0; x < img->w; x++)
+            for (int ch = 0; ch < img->c; ch++) {
+                const unsigned char *row = img->data + (size_t)y * img->stride;
+                size_t i = (size_t)x * img->c + ch;
+                d[((size_t)y * img->w + x) * img->c + ch] =
+                    img->type == TS_U16 ? ((const uint16_t *)row)[i] : row[i];
             }
-    return 10 * log10(maxv * maxv / (sq / (double)n));
+    return d;
 }
 
 static const char *const interps[] = { "nearest", "bilinear", "area", "bicubic", "auto" };
@@ -102,25 +41,30 @@ static int measure(const char *path, double f, double psnr[N_INTERPS])
 {
     ts_image in = { 0 };
     ts_err err = { 0 };
-    double *ref = NULL;
+    double *src = NULL, *ref = NULL;
     int ok = 1;
     if (ts_image_load(path, NULL, &in, &err) != TS_OK) {
         CHECK_MSG(0, "%s", err.msg);
         return 0;
     }
+    src = doubles_of(&in);
     for (int i = 0; i < N_INTERPS && ok; i++) {
         char text[64];
         ts_chain *chain = NULL;
         ts_image out = { 0 };
+        double *got = NULL;
         snprintf(text, sizeof text, "scale=%g:interp=%s", f, interps[i]);
-        ok = ts_chain_parse(text, &chain, &err) == TS_OK && ts_cpu_run(chain, &in, 0, 0, &out, &err) == TS_OK;
+        ok = src && ts_chain_parse(text, &chain, &err) == TS_OK && ts_cpu_run(chain, &in, 0, 0, &out, &err) == TS_OK;
         CHECK_MSG(ok, "%s %s: %s", path, text, err.msg);
-        if (ok && !ref) ref = reference_downscale(&in, out.w, out.h);
-        if (ok && ref) psnr[i] = psnr_against(&out, ref);
-        ok = ok && ref;
+        if (ok && !ref) ref = qref_downscale(src, in.w, in.h, in.c, out.w, out.h);
+        if (ok) got = doubles_of(&out);
+        ok = ok && ref && got;
+        if (ok) psnr[i] = qref_psnr(got, ref, (size_t)out.w * out.h * out.c, ts_type_max(out.type));
+        free(got);
         ts_image_free(&out);
         ts_chain_free(chain);
     }
+    free(src);
     free(ref);
     ts_image_free(&in);
     return ok;
