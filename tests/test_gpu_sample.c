@@ -534,6 +534,8 @@ static void test_mip_zoneplate(void)
             ts_view area = timg_whole(ow, ow, c, ts_[ti]), got = timg_whole(ow, ow, c, ts_[ti]);
             dev_view din;
             dev_out o;
+            memset(&din, 0, sizeof din);
+            memset(&o, 0, sizeof o);
             CHECK(ideal && dev_own(&din, &in) && out_alloc(&o, &got));
             for (int run = 0; run < 4 && ideal; run++) {
                 tsk_op op;
