@@ -7,7 +7,8 @@ output pixel centre x + 0.5 mapping to (x + 0.5) * w_in / w_out, replicate
 at the edges, weights normalised, rows then columns.
 
 A peer script, not a project dependency: it needs python3 with numpy and
-OpenCV (cv2). Run from the repository root:
+OpenCV (cv2; on Debian the packages python3-numpy and python3-opencv). Run
+from the repository root:
     python3 scripts/quality_opencv.py [--tilestream build/tilestream]
 With --tilestream it also runs `tilestream run --device cpu` on the same
 cases (PNG output, lossless) and scores those outputs the same way, so the
