@@ -145,8 +145,9 @@ int tsk_sample_taps(tsk_interp interp, float k)
  * pixel centres. Float evaluation errs by a few ulps of the largest term:
  * the margin covers that many times over. Beyond 2^28 (or NaN, or
  * infinity) float coordinates are too coarse to reason about: the whole
- * axis. Then the taps (floor, and floor + 1 for bilinear), one pixel of
- * slack each side, and the border. */
+ * axis. Then the taps (floor, and floor + 1 for bilinear; for area and
+ * bicubic the n taps from floor(p - r) + 1, k being the axis's footprint),
+ * one pixel of slack each side, and the border. */
 static span need_sample_axis(const float *row, float k, ts_rect out, tsk_interp interp, ts_border border, int n)
 {
     double xs[2] = { out.x0 + 0.5, out.x0 + out.w - 0.5 };
