@@ -23,6 +23,7 @@ typedef struct cli_opts {
     int skip_existing, overwrite, dry_run, keep_orientation;
     uint64_t max_pixels;
     const char *report, *trace, *timeline, *json;
+    const char *diff_out, *html;  /* compare: heat maps folder, page */
     int quiet, verbose;
     int bench_w, bench_h, reps;
     const char *only;

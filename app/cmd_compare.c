@@ -1,125 +1,373 @@
-/* cmd_compare.c - `tilestream compare`: the same chain through the GPU's
- * global-memory path and its texture path, against the CPU reference. */
+/* cmd_compare.c - `tilestream compare`: every sampling op of the chain
+ * (resize, scale, rotate, affine) on every input (files, and folders walked
+ * recursively), through the GPU's global-memory path and its texture path,
+ * against the CPU reference. Each op gets as input what the chain before it
+ * makes on the CPU, so both paths start from the same pixels. Per op: the
+ * kernel time (median of --reps runs), GB/s, and max abs / mean abs / PSNR
+ * between the paths and of each against the reference; --diff-out writes
+ * heat maps, --html a self-contained page, --report the figures as JSON
+ * (compare_report.c). */
 #include "cli.h"
+#include "compare_report.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-typedef struct diff { double max_abs, mean_abs, psnr; } diff;
+/* ------------------------------------------------------------ inputs */
 
-static double channel(const ts_image *img, int x, int y, int ch)
+typedef struct name_list { char **v; int n, cap; } name_list;
+
+static int list_add(name_list *l, const char *s)
 {
-    const unsigned char *row = img->data + (size_t)y * img->stride;
-    size_t i = (size_t)x * (size_t)img->c + (size_t)ch;
-    if (img->type == TS_U8) return row[i];
-    if (img->type == TS_U16) return ((const uint16_t *)row)[i];
-    return ((const float *)row)[i];
-}
-
-static diff compare_images(const ts_image *a, const ts_image *b)
-{
-    diff d = { 0, 0, INFINITY };
-    if (a->w != b->w || a->h != b->h || a->c != b->c) { d.max_abs = INFINITY; return d; }
-    double sum = 0, sq = 0, maxv = ts_type_max(a->type);
-    for (int y = 0; y < a->h; y++)
-        for (int x = 0; x < a->w; x++)
-            for (int ch = 0; ch < a->c; ch++) {
-                double e = fabs(channel(a, x, y, ch) - channel(b, x, y, ch));
-                if (e > d.max_abs) d.max_abs = e;
-                sum += e;
-                sq += e * e;
-            }
-    double n = (double)a->w * a->h * a->c;
-    d.mean_abs = sum / n;
-    d.psnr = sq > 0 ? 10 * log10(maxv * maxv / (sq / n)) : INFINITY;
-    return d;
-}
-
-/* Run chain on the GPU with one path: a warm-up run, then reps timed runs
- * whose stage events land in *trace. out gets a malloc'd copy of the
- * result, since the engine's pinned memory goes with the engine. */
-static ts_status gpu_path(cli_opts *o, ts_path path, const ts_chain *chain, const ts_image *in,
-                          ts_image *out, ts_trace **trace, int *reps_out, ts_err *err)
-{
-    ts_engine *e = NULL;
-    ts_image result = { 0 };
-    int reps = o->reps > 0 ? o->reps : 5;
-    *trace = ts_trace_create();
-    if (!*trace) return ts_err_set(err, TS_E_NOMEM, "out of memory");
-    ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, path, *trace, 0 };
-    ts_status st = ts_engine_create(&eo, &e, err);
-    for (int r = 0; r <= reps && st == TS_OK; r++) { /* run 0 warms up */
-        if (r == 1) ts_trace_clear(*trace);
-        ts_image_free(&result);
-        st = ts_gpu_run(e, chain, in, &result, err);
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, sizeof *v * (size_t)cap);
+        if (!v) return 0;
+        l->v = v;
+        l->cap = cap;
     }
-    if (st == TS_OK) st = ts_image_clone(out, &result, err);
-    ts_image_free(&result);
-    if (e) ts_engine_destroy(e);
-    *reps_out = reps;
+    return (l->v[l->n] = strdup(s)) != NULL && ++l->n;
+}
+
+static void list_free(name_list *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Files of path (a file, or a folder walked recursively) that tilestream
+ * reads, by extension, in name order. */
+static void collect(name_list *l, const char *path, int depth)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) { list_add(l, path); return; } /* named later, with its error */
+    if (!S_ISDIR(sb.st_mode)) {
+        if (depth == 0 || ts_format_can_read(ts_format_from_path(path))) list_add(l, path);
+        return;
+    }
+    if (depth > 32) return;
+    DIR *d = opendir(path);
+    name_list here = { 0 };
+    struct dirent *de;
+    if (!d) { list_add(l, path); return; }
+    while ((de = readdir(d)) != NULL) {
+        char sub[4096];
+        if (de->d_name[0] == '.') continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        list_add(&here, sub);
+    }
+    closedir(d);
+    qsort(here.v, (size_t)here.n, sizeof *here.v, by_name);
+    for (int i = 0; i < here.n; i++) collect(l, here.v[i], depth + 1);
+    list_free(&here);
+}
+
+/* ------------------------------------------------------------ the chain */
+
+static int is_sampling(const char *op)
+{
+    static const char *const names[4] = { "resize", "scale", "rotate", "affine" };
+    size_t n = strcspn(op, "=");
+    for (int i = 0; i < 4; i++)
+        if (strlen(names[i]) == n && !strncmp(op, names[i], n)) return 1;
+    return 0;
+}
+
+/* The chain's ops as texts (split at the commas between ops). */
+static void split_chain(const char *text, name_list *ops)
+{
+    const char *p = text;
+    while (*p) {
+        char op[1024];
+        size_t n = strcspn(p, ",");
+        if (n >= sizeof op) n = sizeof op - 1;
+        memcpy(op, p, n);
+        op[n] = '\0';
+        if (n) list_add(ops, op);
+        p += strcspn(p, ",");
+        if (*p) p++;
+    }
+}
+
+static ts_status cpu_chain(const char *text, const ts_image *in, ts_image *out, ts_err *err)
+{
+    ts_chain *chain = NULL;
+    ts_status st = ts_chain_parse(text, &chain, err);
+    if (st == TS_OK) st = ts_cpu_run(chain, in, 0, 0, out, err);
+    ts_chain_free(chain);
     return st;
 }
 
-static void print_stages(const char *label, const ts_trace *t, int reps)
+/* ------------------------------------------------------------ one path */
+
+typedef struct gpu_path { ts_engine *engine; ts_trace *trace; } gpu_path;
+
+static int by_value(const void *a, const void *b)
 {
-    ts_stage_stat st[64];
-    int n = ts_trace_summary(t, st, 64);
-    for (int i = 0; i < n; i++)
-        if (strcmp(st[i].stage, "h2d") && strcmp(st[i].stage, "d2h"))
-            printf("  %-8s %-22s %9.3f ms %9.1f GB/s\n", label, st[i].stage, st[i].busy_s * 1e3 / reps,
-                   st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0);
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
-static int compare_one(cli_opts *o, const char *path, const char *chain_text)
+/* Run the one-op chain on p: a warm-up, then reps timed runs; *ms gets the
+ * median kernel time of the op, *gbps its bytes over that time; out a
+ * malloc'd copy of the result (the engine's pinned memory stays with it). */
+static ts_status time_path(gpu_path *p, const ts_chain *chain, const ts_image *in, int reps, ts_image *out,
+                           double *ms, double *gbps, ts_err *err)
+{
+    double *t = malloc(sizeof(double) * (size_t)reps), bytes = 0;
+    ts_image result = { 0 };
+    ts_status st = t ? TS_OK : ts_err_set(err, TS_E_NOMEM, "out of memory");
+    for (int r = 0; r <= reps && st == TS_OK; r++) { /* run 0 warms up */
+        ts_trace_clear(p->trace);
+        ts_image_free(&result);
+        st = ts_gpu_run(p->engine, chain, in, &result, err);
+        if (st != TS_OK || r == 0) continue;
+        ts_stage_stat s[64];
+        int n = ts_trace_summary(p->trace, s, 64);
+        t[r - 1] = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(s[i].stage, "sample")) {
+                t[r - 1] += s[i].busy_s;
+                bytes = (double)s[i].bytes;
+            }
+    }
+    if (st == TS_OK) {
+        qsort(t, (size_t)reps, sizeof *t, by_value);
+        double median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        *ms = median * 1e3;
+        *gbps = median > 0 ? bytes / 1e9 / median : 0;
+        st = ts_image_clone(out, &result, err);
+    }
+    ts_image_free(&result);
+    free(t);
+    return st;
+}
+
+/* ------------------------------------------------------------ one op */
+
+typedef struct compare_ctx {
+    cli_opts *o;
+    gpu_path global, texture;
+    cmp_entry *entries;
+    int n, cap;
+    char device[160];
+} compare_ctx;
+
+static cmp_entry *new_entry(compare_ctx *c)
+{
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        cmp_entry *e = realloc(c->entries, sizeof *e * (size_t)cap);
+        if (!e) return NULL;
+        c->entries = e;
+        c->cap = cap;
+    }
+    memset(&c->entries[c->n], 0, sizeof c->entries[0]);
+    return &c->entries[c->n++];
+}
+
+static ts_image *keep(ts_image *img, ts_err *err)
+{
+    ts_image *k = malloc(sizeof *k);
+    if (!k) { ts_err_set(err, TS_E_NOMEM, "out of memory"); return NULL; }
+    *k = *img;
+    memset(img, 0, sizeof *img);
+    return k;
+}
+
+static void free_kept(const ts_image *img)
+{
+    if (!img) return;
+    ts_image_free((ts_image *)img);
+    free((void *)img);
+}
+
+/* Pictures for the page: thumbnails of the input and both outputs, and the
+ * heat map, made now so the full-size images need not stay in memory. */
+static ts_status keep_pictures(compare_ctx *c, cmp_entry *e, const ts_image *in, const ts_image *g,
+                               const ts_image *t, ts_err *err)
+{
+    ts_image a = { 0 }, b = { 0 }, d = { 0 }, m = { 0 };
+    ts_status st = cmp_thumbnail(in, 320, &a, err);
+    if (st == TS_OK) st = cmp_thumbnail(g, 320, &b, err);
+    if (st == TS_OK) st = cmp_thumbnail(t, 320, &d, err);
+    if (st == TS_OK) st = cmp_heatmap(g, t, 320, &m, NULL, err);
+    if (st == TS_OK) {
+        e->in_img = keep(&a, err);
+        e->global_img = keep(&b, err);
+        e->texture_img = keep(&d, err);
+        e->diff_img = keep(&m, err);
+    }
+    ts_image_free(&a); ts_image_free(&b); ts_image_free(&d); ts_image_free(&m);
+    (void)c;
+    return st;
+}
+
+static void print_entry(const cmp_entry *e)
+{
+    printf("  %-28s %5dx%-5d -> %5dx%-5d  global %8.3f ms %7.1f GB/s  texture %8.3f ms %7.1f GB/s\n", e->op,
+           e->in_w, e->in_h, e->out_w, e->out_h, e->global_ms, e->global_gbps, e->texture_ms, e->texture_gbps);
+    printf("  %-28s %10s %10s %8s\n", "", "max abs", "mean abs", "PSNR dB");
+    printf("  %-28s %10g %10.4f %8.2f\n", "  global vs texture", e->g_vs_t.max_abs, e->g_vs_t.mean_abs, e->g_vs_t.psnr);
+    printf("  %-28s %10g %10.4f %8.2f\n", "  global vs cpu reference", e->g_vs_ref.max_abs, e->g_vs_ref.mean_abs,
+           e->g_vs_ref.psnr);
+    printf("  %-28s %10g %10.4f %8.2f\n", "  texture vs cpu reference", e->t_vs_ref.max_abs, e->t_vs_ref.mean_abs,
+           e->t_vs_ref.psnr);
+}
+
+/* The op ops->v[k] on input `in` (what the ops before it make of the file):
+ * CPU reference, both paths, figures, pictures. */
+static ts_status compare_op(compare_ctx *c, const char *file, int file_index, const name_list *ops, int k,
+                            const ts_image *in, ts_err *err)
+{
+    ts_image ref = { 0 }, g = { 0 }, t = { 0 };
+    ts_chain *chain = NULL;
+    int reps = c->o->reps > 0 ? c->o->reps : 9;
+    cmp_entry *e = new_entry(c);
+    if (!e) return ts_err_set(err, TS_E_NOMEM, "out of memory");
+    ts_status st = ts_chain_parse(ops->v[k], &chain, err);
+    if (st == TS_OK) st = ts_cpu_run(chain, in, 0, 0, &ref, err);
+    if (st == TS_OK) st = time_path(&c->global, chain, in, reps, &g, &e->global_ms, &e->global_gbps, err);
+    if (st == TS_OK) st = time_path(&c->texture, chain, in, reps, &t, &e->texture_ms, &e->texture_gbps, err);
+    if (st == TS_OK) {
+        e->input = file;
+        e->op = ops->v[k];
+        e->in_w = in->w; e->in_h = in->h; e->out_w = g.w; e->out_h = g.h; e->c = in->c; e->type = in->type;
+        e->runs = reps;
+        e->g_vs_t = cmp_diff_images(&g, &t);
+        e->g_vs_ref = cmp_diff_images(&g, &ref);
+        e->t_vs_ref = cmp_diff_images(&t, &ref);
+        print_entry(e);
+    }
+    if (st == TS_OK && c->o->diff_out) {
+        char path[4096], name[64];
+        const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(ops->v[k], "="), ops->v[k]);
+        snprintf(path, sizeof path, "%s/%03d-%s.op%d-%s.png", c->o->diff_out, file_index, base, k + 1, name);
+        st = cmp_write_heatmap(path, &g, &t, err);
+        if (st == TS_OK) printf("  heat map: %s\n", path);
+    }
+    if (st == TS_OK && c->o->html) st = keep_pictures(c, e, in, &g, &t, err);
+    if (st != TS_OK) c->n--;  /* the entry was not filled */
+    ts_image_free(&ref); ts_image_free(&g); ts_image_free(&t);
+    ts_chain_free(chain);
+    return st;
+}
+
+/* Every sampling op of the chain on one file. */
+static int compare_file(compare_ctx *c, const char *file, int file_index, const name_list *ops)
 {
     ts_err err = { 0 };
-    ts_image in = { 0 }, ref = { 0 }, g = { 0 }, t = { 0 };
-    ts_chain *chain = NULL;
-    ts_trace *tg = NULL, *tt = NULL;
-    ts_load_opts lo = { o->max_pixels, NULL };
-    int rc = EXIT_SOME_FAILED, reps = 1;
-    if (ts_image_load(path, &lo, &in, &err) != TS_OK || ts_chain_parse(chain_text, &chain, &err) != TS_OK) goto done;
-    if (ts_cpu_run(chain, &in, 0, 0, &ref, &err) != TS_OK) goto done;
-    if (gpu_path(o, TS_PATH_GLOBAL, chain, &in, &g, &tg, &reps, &err) != TS_OK) goto done;
-    if (gpu_path(o, TS_PATH_TEXTURE, chain, &in, &t, &tt, &reps, &err) != TS_OK) goto done;
-    diff gt = compare_images(&g, &t), gr = compare_images(&g, &ref), tr = compare_images(&t, &ref);
-    printf("%s: %dx%d x%d %d-bit -> %dx%d, chain %s\n", path, in.w, in.h, in.c, in.type * 8, g.w, g.h,
-           ts_chain_describe(chain));
-    printf("  per op, mean of %d runs (kernel time; the stage's bytes over it):\n", reps);
-    print_stages("global", tg, reps);
-    print_stages("texture", tt, reps);
-    printf("  %-26s %10s %10s %8s\n", "difference", "max abs", "mean abs", "PSNR dB");
-    printf("  %-26s %10.0f %10.4f %8.1f\n", "global vs texture", gt.max_abs, gt.mean_abs, gt.psnr);
-    printf("  %-26s %10.0f %10.4f %8.1f\n", "global vs cpu reference", gr.max_abs, gr.mean_abs, gr.psnr);
-    printf("  %-26s %10.0f %10.4f %8.1f\n", "texture vs cpu reference", tr.max_abs, tr.mean_abs, tr.psnr);
-    rc = EXIT_ALL_OK;
-done:
-    if (rc != EXIT_ALL_OK) fprintf(stderr, "tilestream: %s%s%s\n", strstr(err.msg, path) ? "" : path,
-                                   strstr(err.msg, path) ? "" : ": ", err.msg);
-    ts_image_free(&in); ts_image_free(&ref); ts_image_free(&g); ts_image_free(&t);
-    ts_chain_free(chain);
-    ts_trace_free(tg);
-    ts_trace_free(tt);
+    ts_image in = { 0 };
+    ts_load_opts lo = { c->o->max_pixels, NULL };
+    ts_status st = ts_image_load(file, &lo, &in, &err);
+    if (st == TS_OK) printf("%s: %dx%d x%d %d-bit\n", file, in.w, in.h, in.c, 8 * (int)in.type);
+    for (int k = 0; k < ops->n && st == TS_OK; k++) {
+        ts_image next = { 0 };
+        if (is_sampling(ops->v[k])) st = compare_op(c, file, file_index, ops, k, &in, &err);
+        if (st == TS_OK && k + 1 < ops->n) st = cpu_chain(ops->v[k], &in, &next, &err);
+        if (st == TS_OK && k + 1 < ops->n) { ts_image_free(&in); in = next; }
+    }
+    ts_image_free(&in);
+    if (st == TS_OK) return EXIT_ALL_OK;
+    fprintf(stderr, "tilestream: %s%s%s\n", strstr(err.msg, file) ? "" : file, strstr(err.msg, file) ? "" : ": ",
+            err.msg);
+    return EXIT_SOME_FAILED;
+}
+
+static ts_status open_path(compare_ctx *c, gpu_path *p, ts_path path, ts_err *err)
+{
+    p->trace = ts_trace_create();
+    if (!p->trace) return ts_err_set(err, TS_E_NOMEM, "out of memory");
+    ts_engine_opts eo = { c->o->streams, c->o->tile_w, c->o->tile_h, path, p->trace, 0 };
+    return ts_engine_create(&eo, &p->engine, err);
+}
+
+static void close_path(gpu_path *p)
+{
+    if (p->engine) ts_engine_destroy(p->engine);
+    ts_trace_free(p->trace);
+}
+
+static int write_outputs(compare_ctx *c, const char *chain)
+{
+    ts_err err = { 0 };
+    int rc = EXIT_ALL_OK;
+    if (c->o->html && cmp_write_html(c->o->html, c->device, chain, c->entries, c->n, &err) != TS_OK) {
+        fprintf(stderr, "tilestream compare: %s\n", err.msg);
+        rc = EXIT_USAGE;
+    } else if (c->o->html) {
+        printf("page: %s\n", c->o->html);
+    }
+    if (c->o->report && cmp_write_json(c->o->report, c->device, chain, c->entries, c->n, &err) != TS_OK) {
+        fprintf(stderr, "tilestream compare: %s\n", err.msg);
+        rc = EXIT_USAGE;
+    } else if (c->o->report) {
+        printf("report: %s\n", c->o->report);
+    }
     return rc;
 }
 
 int cmd_compare(cli_opts *o)
 {
-    char name[160];
+    compare_ctx c;
     ts_err err = { 0 };
+    name_list files = { 0 }, ops = { 0 };
+    const char *chain = o->ops ? o->ops : "scale=2,rotate=deg=10,scale=0.5";
+    int failed = 0, fatal = 0, rc;
+    memset(&c, 0, sizeof c);
+    c.o = o;
     if (o->n_inputs == 0) {
         fprintf(stderr, "tilestream compare: no inputs (see `tilestream compare --help`)\n");
         return EXIT_USAGE;
     }
-    if (!ts_gpu_probe(name, sizeof name, &err)) {
-        fprintf(stderr, "tilestream compare: needs a CUDA device: %s\n", err.msg);
+    split_chain(chain, &ops);
+    int sampling = 0;
+    for (int k = 0; k < ops.n; k++) sampling += is_sampling(ops.v[k]);
+    if (!sampling) {
+        fprintf(stderr, "tilestream compare: the chain has no sampling op (resize, scale, rotate, affine)\n");
+        list_free(&ops);
         return EXIT_USAGE;
     }
-    printf("device: %s\n", name);
-    const char *chain = o->ops ? o->ops : "scale=2,rotate=deg=10,scale=0.5";
-    int failed = 0;
-    for (int i = 0; i < o->n_inputs; i++) failed |= compare_one(o, o->inputs[i], chain) != EXIT_ALL_OK;
-    return failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+    if (!ts_gpu_probe(c.device, sizeof c.device, &err)) {
+        fprintf(stderr, "tilestream compare: needs a CUDA device: %s\n", err.msg);
+        list_free(&ops);
+        return EXIT_USAGE;
+    }
+    if (o->diff_out && mkdir(o->diff_out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "tilestream compare: %s: cannot make the folder: %s\n", o->diff_out, strerror(errno));
+        list_free(&ops);
+        return EXIT_USAGE;
+    }
+    printf("device: %s\nchain: %s (each sampling op on what the ops before it make, on the CPU)\n", c.device,
+           chain);
+    for (int i = 0; i < o->n_inputs; i++) collect(&files, o->inputs[i], 0);
+    if (open_path(&c, &c.global, TS_PATH_GLOBAL, &err) != TS_OK ||
+        open_path(&c, &c.texture, TS_PATH_TEXTURE, &err) != TS_OK) {
+        fprintf(stderr, "tilestream compare: %s\n", err.msg);
+        fatal = 1;
+    }
+    for (int i = 0; i < files.n && !fatal; i++) failed |= compare_file(&c, files.v[i], i + 1, &ops) != EXIT_ALL_OK;
+    rc = fatal ? EXIT_USAGE : write_outputs(&c, chain);
+    if (rc == EXIT_ALL_OK && failed) rc = EXIT_SOME_FAILED;
+    close_path(&c.global);
+    close_path(&c.texture);
+    for (int i = 0; i < c.n; i++) {
+        free_kept(c.entries[i].in_img);
+        free_kept(c.entries[i].global_img);
+        free_kept(c.entries[i].texture_img);
+        free_kept(c.entries[i].diff_img);
+    }
+    free(c.entries);
+    list_free(&files);
+    list_free(&ops);
+    return rc;
 }

@@ -45,10 +45,15 @@ static const char *const USAGE_RUN =
 
 static const char *const USAGE_COMPARE =
     "usage: tilestream compare [opts] INPUT...\n"
-    "Run the chain on the GPU with the global-memory path and the texture path (and on the CPU\n"
-    "reference), and print per op the time of each path and the pixel difference.\n"
+    "Every sampling op of the chain (resize, scale, rotate, affine) on every input (files, folders\n"
+    "walked recursively) through the GPU's global-memory path and its texture path and on the CPU\n"
+    "reference: per op the kernel time (median), GB/s and the pixel differences.\n"
     "  --ops CHAIN          default \"scale=2,rotate=deg=10,scale=0.5\"\n"
-    "  --streams N, --tile WxH, --max-pixels N, --report FILE.json (as for run)\n";
+    "  --reps N             timed runs per op and path (default 9)\n"
+    "  --diff-out DIR       a heat map PNG of global vs texture per input and op\n"
+    "  --html FILE          one self-contained page: the table and thumbnails\n"
+    "  --report FILE.json   the same figures as JSON\n"
+    "  --streams N, --tile WxH, --max-pixels N (as for run)\n";
 
 static const char *const USAGE_BENCH =
     "usage: tilestream bench [kernels|overlap|all] [opts]\n"
@@ -186,6 +191,8 @@ int cli_parse(int argc, char **argv, int first, const char *command, cli_opts *o
         else if (!strcmp(a, "--trace")) { NEED_VALUE(); o->trace = v; }
         else if (!strcmp(a, "--timeline")) { NEED_VALUE(); o->timeline = v; }
         else if (!strcmp(a, "--json")) { NEED_VALUE(); o->json = v; }
+        else if (!strcmp(a, "--diff-out")) { NEED_VALUE(); o->diff_out = v; }
+        else if (!strcmp(a, "--html")) { NEED_VALUE(); o->html = v; }
         else if (!strcmp(a, "--only")) { NEED_VALUE(); o->only = v; }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;

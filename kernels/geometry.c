@@ -101,14 +101,54 @@ static ts_rect need_conv(int rx, int ry, ts_border border, int in_w, int in_h, t
     return rect_of(x, y);
 }
 
+/* ------------------------------------------------------------ footprints */
+
+/* Input pixels crossed per output pixel along one input axis: the length
+ * of that row of the inverse Jacobian. For a rotation by any angle with a
+ * uniform scale s it is 1/s; for an axis-aligned scale the axis's factor. */
+static float footprint_of(float a, float b)
+{
+    double k = hypot((double)a, (double)b);
+    if (!(k >= 1.001)) return 1.0f;  /* enlarging, a rotation's rounding, or NaN */
+    return k > TSK_MAX_FOOTPRINT ? TSK_MAX_FOOTPRINT : (float)k;
+}
+
+void tsk_sample_footprint(const tsk_op *op, float *kx, float *ky)
+{
+    const float *inv = op->u.sample.inv;
+    *kx = footprint_of(inv[0], inv[1]);
+    *ky = footprint_of(inv[3], inv[4]);
+}
+
+float tsk_sample_radius(tsk_interp interp, float k)
+{
+    switch (interp) {
+    case TSK_NEAREST: return 0.5f;
+    case TSK_BILINEAR: return 1.0f;
+    case TSK_AREA: return 0.5f * k + 0.5f;
+    default: return 2.0f * k;
+    }
+}
+
+int tsk_sample_taps(tsk_interp interp, float k)
+{
+    switch (interp) {
+    case TSK_NEAREST: return 1;
+    case TSK_BILINEAR: return 2;
+    case TSK_AREA: return (int)ceilf(2.0f * tsk_sample_radius(interp, k));
+    default: return (int)ceilf(4.0f * k);
+    }
+}
+
 /* SAMPLE, one axis: s = row[0]*(x+0.5) + row[1]*(y+0.5) + row[2] is affine,
  * so over the output rect it is bounded by its values at the four corner
  * pixel centres. Float evaluation errs by a few ulps of the largest term:
  * the margin covers that many times over. Beyond 2^28 (or NaN, or
  * infinity) float coordinates are too coarse to reason about: the whole
- * axis. Then the taps (floor, and floor + 1 for bilinear), one pixel of
- * slack each side, and the border. */
-static span need_sample_axis(const float *row, ts_rect out, tsk_interp interp, ts_border border, int n)
+ * axis. Then the taps (floor, and floor + 1 for bilinear; for area and
+ * bicubic the n taps from floor(p - r) + 1, k being the axis's footprint),
+ * one pixel of slack each side, and the border. */
+static span need_sample_axis(const float *row, float k, ts_rect out, tsk_interp interp, ts_border border, int n)
 {
     double xs[2] = { out.x0 + 0.5, out.x0 + out.w - 0.5 };
     double ys[2] = { out.y0 + 0.5, out.y0 + out.h - 0.5 };
@@ -127,9 +167,14 @@ static span need_sample_axis(const float *row, ts_rect out, tsk_interp interp, t
     if (interp == TSK_NEAREST) {
         a = (long long)floor(lo - margin);
         b = (long long)floor(hi + margin);
-    } else {
+    } else if (interp == TSK_BILINEAR) {
         a = (long long)floor(lo - margin - 0.5);
         b = (long long)floor(hi + margin - 0.5) + 1;
+    } else { /* taps floor(p - r) + 1 .. floor(p - r) + n, p = s - 0.5 */
+        double r = tsk_sample_radius(interp, k);
+        margin += r * 1e-6;
+        a = (long long)floor(lo - margin - 0.5 - r) + 1;
+        b = (long long)floor(hi + margin - 0.5 - r) + tsk_sample_taps(interp, k);
     }
     return border_span(a - 1, b + 1, n, border);
 }
@@ -145,9 +190,13 @@ ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out)
         return need_conv((op->u.sep.nx - 1) / 2, (op->u.sep.ny - 1) / 2, op->u.sep.border, in_w, in_h, out);
     case TSK_CONV_2D:
         return need_conv(op->u.conv2d.kw / 2, op->u.conv2d.kh / 2, op->u.conv2d.border, in_w, in_h, out);
-    case TSK_SAMPLE:
-        return rect_of(need_sample_axis(op->u.sample.inv, out, op->u.sample.interp, op->u.sample.border, in_w),
-                       need_sample_axis(op->u.sample.inv + 3, out, op->u.sample.interp, op->u.sample.border, in_h));
+    case TSK_SAMPLE: {
+        float kx, ky;
+        tsk_sample_footprint(op, &kx, &ky);
+        return rect_of(need_sample_axis(op->u.sample.inv, kx, out, op->u.sample.interp, op->u.sample.border, in_w),
+                       need_sample_axis(op->u.sample.inv + 3, ky, out, op->u.sample.interp, op->u.sample.border,
+                                        in_h));
+    }
     default: /* point ops: the same pixels */
         return rect_of(span_clip(span_of(out.x0, out.x0 + (long long)out.w - 1), in_w),
                        span_clip(span_of(out.y0, out.y0 + (long long)out.h - 1), in_h));

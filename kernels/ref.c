@@ -81,7 +81,7 @@ static ts_status check_params(const tsk_op *op, const char *what, ts_err *err)
             return ts_err_set(err, TS_E_ARG, "reference %s: border %d", what, (int)op->u.conv2d.border);
         return TS_OK;
     case TSK_SAMPLE:
-        if (op->u.sample.interp != TSK_NEAREST && op->u.sample.interp != TSK_BILINEAR)
+        if ((int)op->u.sample.interp < TSK_NEAREST || op->u.sample.interp >= TSK_INTERP_COUNT)
             return ts_err_set(err, TS_E_ARG, "reference %s: interpolation %d", what,
                               (int)op->u.sample.interp);
         if (!border_ok(op->u.sample.border))

@@ -1,9 +1,12 @@
 /* ref_sample.c - the reference resampler: every output pixel centre goes
  * through the inverse affine map to a point of the input, which is read
- * nearest or bilinear; taps outside the image go through the border mode. */
+ * nearest or bilinear, or filtered (area, bicubic) over a footprint that
+ * widens with the map's shrink; taps outside the image go through the
+ * border mode. */
 #include "ref_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* The input point output pixel (x, y) samples, each coordinate clamped by
  * ts_coord_clamp (tsk.h). */
@@ -39,17 +42,89 @@ static void bilinear(const tsk_op *op, ref_reader *rd, float sx, float sy, float
         out[ch] = w00 * p00[ch] + w10 * p10[ch] + w01 * p01[ch] + w11 * p11[ch];
 }
 
+/* ------------------------------------------------------------ filtered */
+
+enum { AXIS_TAPS_MAX = 4 * (int)TSK_MAX_FOOTPRINT };
+
+/* The taps of one axis: i0 .. i0 + n - 1 with their weights and sum. */
+typedef struct axis_taps {
+    int i0, n;
+    float w[AXIS_TAPS_MAX];
+    float sum;
+} axis_taps;
+
+/* How much of pixel [d - 0.5, d + 0.5) (relative to the sample point)
+ * lies inside the output pixel's box [-h, h). */
+static float area_weight(float d, float h)
+{
+    return fmaxf(0.0f, fminf(d + 0.5f, h) - fmaxf(d - 0.5f, -h));
+}
+
+/* Catmull-Rom (Keys, a = -0.5) at distance t >= 0 in footprint units. */
+static float cubic_weight(float t)
+{
+    if (t < 1.0f) return (1.5f * t - 2.5f) * t * t + 1.0f;
+    if (t < 2.0f) return ((-0.5f * t + 2.5f) * t - 4.0f) * t + 2.0f;
+    return 0.0f;
+}
+
+/* tsk.h's rule for the taps of sample coordinate s, footprint k. */
+static void axis_weights(tsk_interp interp, float k, float s, axis_taps *t)
+{
+    float p = s - 0.5f, r = tsk_sample_radius(interp, k);
+    t->n = tsk_sample_taps(interp, k);
+    t->i0 = (int)floorf(p - r) + 1;
+    t->sum = 0.0f;
+    for (int j = 0; j < t->n; j++) {
+        float d = (float)(t->i0 + j) - p;
+        float w = interp == TSK_AREA ? area_weight(d, 0.5f * k) : cubic_weight(fabsf(d) / k);
+        t->w[j] = w;
+        t->sum += w;
+    }
+}
+
+/* Rows first: each row's taps summed with x weights, then the rows with y
+ * weights, then one division by the weights' product (tsk.h). */
+static void filtered(const tsk_op *op, ref_reader *rd, const axis_taps *tx, const axis_taps *ty, float *out)
+{
+    ts_border b = op->u.sample.border;
+    float bv = op->u.sample.border_value, acc[4] = { 0, 0, 0, 0 }, p[4];
+    int c = rd->v->c;
+    for (int j = 0; j < ty->n; j++) {
+        float row[4] = { 0, 0, 0, 0 };
+        for (int i = 0; i < tx->n; i++) {
+            ref_read_border(rd, tx->i0 + i, ty->i0 + j, b, bv, p);
+            for (int ch = 0; ch < c; ch++) row[ch] += tx->w[i] * p[ch];
+        }
+        for (int ch = 0; ch < c; ch++) acc[ch] += ty->w[j] * row[ch];
+    }
+    float norm = tx->sum * ty->sum;
+    for (int ch = 0; ch < c; ch++) out[ch] = norm > 0.0f ? acc[ch] / norm : 0.0f;
+}
+
 ts_status tsk_ref_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
 {
     ref_reader rd = ref_reader_of(src);
-    float out[4];
+    tsk_interp interp = op->u.sample.interp;
+    float out[4], kx, ky;
+    axis_taps *tx = malloc(2 * sizeof *tx), *ty = tx + 1;
+    if (!tx) return ts_err_set(err, TS_E_NOMEM, "reference sample: out of memory");
+    tsk_sample_footprint(op, &kx, &ky);
     for (int ly = 0; ly < dst->h; ly++)
         for (int lx = 0; lx < dst->w; lx++) {
             float sx, sy;
             sample_point(op->u.sample.inv, dst->x0 + lx, dst->y0 + ly, &sx, &sy);
-            if (op->u.sample.interp == TSK_NEAREST) nearest(op, &rd, sx, sy, out);
-            else bilinear(op, &rd, sx, sy, out);
+            if (interp == TSK_NEAREST) {
+                nearest(op, &rd, sx, sy, out);
+            } else if (interp == TSK_BILINEAR) {
+                bilinear(op, &rd, sx, sy, out);
+            } else {
+                axis_weights(interp, kx, sx, tx);
+                axis_weights(interp, ky, sy, ty);
+                filtered(op, &rd, tx, ty, out);
+            }
             for (int ch = 0; ch < dst->c; ch++) ref_store(dst, lx, ly, ch, out[ch]);
         }
+    free(tx);
     return tsk_ref_reader_status(&rd, "sample", err);
 }

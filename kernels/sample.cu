@@ -1,5 +1,7 @@
 /* sample.cu - TSK_SAMPLE on the GPU: inverse-affine resampling (resize,
- * scale, rotate, affine), nearest and bilinear, with two paths.
+ * scale, rotate, affine), nearest and bilinear, with two paths; area and
+ * bicubic (the shrinking filters) in their own section below, with the
+ * mipmapped-texture versions v5 and v6.
  *
  *   TS_PATH_GLOBAL   plain global-memory loads; the maths of the reference
  *                    (tsk.h, kernels/ref_*.c) done by hand, operation by
@@ -18,6 +20,11 @@
  *       1/8 of the FP32 rate and would bound the kernel)
  *   v4  v3 with 8 pixels per thread: a block spans 256 output pixels, so a
  *       downscale reads longer contiguous runs of each input row
+ *   v5  area / bicubic on the texture path: a mipmapped texture read with
+ *       trilinear filtering (nearest and bilinear run v3)
+ *   v6  v5 with anisotropic filtering from the map's gradients
+ * Area and bicubic run one exact kernel (sample_filter) for v1-v4, and for
+ * v5-v6 on the global path or wherever a mipmap does not fit.
  *
  * Measured on an H200, 7680x4320 RGBA8, bilinear, replicate, in ms and as
  * a fraction of a device copy's GB/s (4.06 TB/s read + write; input read
@@ -70,6 +77,8 @@ static const char *const sample_version_names[] = {
     "v2 32x8 blocks, __ldg",
     "v3 4 pixels per thread, packed loads",
     "v4 8 pixels per thread, packed loads",
+    "v5 mipmapped texture, trilinear",
+    "v6 mipmapped texture, anisotropic",
 };
 
 /* Everything a kernel needs, passed by value. */
@@ -545,6 +554,78 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
     }
 }
 
+/* ------------------------------------------------------------ filtered
+ * AREA and BICUBIC (tsk.h): per axis n taps from floor(p - r) + 1, each
+ * weighed by the filter at its distance from p, rows summed first, then
+ * one division by the product of the weight sums. One thread per output
+ * pixel in 32x8 blocks; weights are recomputed per tap rather than kept
+ * (up to 256 per axis), the same float operations as the reference in the
+ * same order, so the result is the reference's bit for bit. Versions 1-4
+ * of the family run this kernel for these interpolations; both paths take
+ * it, the texture path fetching each tap as a point sample (exact). */
+
+typedef struct filter_args {
+    float kx, ky;  /* footprints (tsk_sample_footprint) */
+    float rx, ry;  /* half-widths (tsk_sample_radius) */
+    int nx, ny;    /* taps per axis (tsk_sample_taps) */
+} filter_args;
+
+static __device__ __forceinline__ float area_weight_dev(float d, float h)
+{
+    return fmaxf(0.0f, sub_rn(fminf(add_rn(d, 0.5f), h), fmaxf(sub_rn(d, 0.5f), -h)));
+}
+
+static __device__ __forceinline__ float cubic_weight_dev(float t)
+{
+    if (t < 1.0f) return add_rn(mul_rn(mul_rn(sub_rn(mul_rn(1.5f, t), 2.5f), t), t), 1.0f);
+    if (t < 2.0f) return add_rn(mul_rn(sub_rn(mul_rn(add_rn(mul_rn(-0.5f, t), 2.5f), t), 4.0f), t), 2.0f);
+    return 0.0f;
+}
+
+/* The weight of tap i for sample coordinate p = s - 0.5, footprint k. */
+template <int INTERP>
+static __device__ __forceinline__ float filter_weight(int i, float p, float k)
+{
+    float d = sub_rn((float)i, p);
+    if (INTERP == TSK_AREA) return area_weight_dev(d, mul_rn(0.5f, k));
+    return cubic_weight_dev(__fdiv_rn(fabsf(d), k));
+}
+
+template <typename T, int C, int INTERP, class S>
+__global__ void __launch_bounds__(256) sample_filter(sample_args a, filter_args f, S s)
+{
+    int x = blockIdx.x * 32 + threadIdx.x;
+    if (x >= a.out_w) return;
+    for (int y = blockIdx.y * 8 + threadIdx.y; y < a.out_h; y += gridDim.y * 8) {
+        float sx, sy;
+        source_point(a, a.out_x0 + x, a.out_y0 + y, &sx, &sy);
+        float p = sub_rn(sx, 0.5f), q = sub_rn(sy, 0.5f);
+        int ix0 = (int)floorf(sub_rn(p, f.rx)) + 1, iy0 = (int)floorf(sub_rn(q, f.ry)) + 1;
+        float wx_sum = 0.0f, wy_sum = 0.0f;
+        for (int i = 0; i < f.nx; i++) wx_sum = add_rn(wx_sum, filter_weight<INTERP>(ix0 + i, p, f.kx));
+        for (int j = 0; j < f.ny; j++) wy_sum = add_rn(wy_sum, filter_weight<INTERP>(iy0 + j, q, f.ky));
+        px<C> acc = border_px<C>(0.0f);
+        for (int j = 0; j < f.ny; j++) {
+            int ly = tap_local(iy0 + j, a.full_h, a.in_y0, a.in_h, a.border);
+            px<C> row = border_px<C>(0.0f);
+            for (int i = 0; i < f.nx; i++) {
+                float w = filter_weight<INTERP>(ix0 + i, p, f.kx);
+                int lx = tap_local(ix0 + i, a.full_w, a.in_x0, a.in_w, a.border);
+                px<C> v = fetch_or_border<C>(s, lx, ly, a.border_value);
+#pragma unroll
+                for (int c = 0; c < C; c++) row.v[c] = add_rn(row.v[c], mul_rn(w, v.v[c]));
+            }
+            float wy = filter_weight<INTERP>(iy0 + j, q, f.ky);
+#pragma unroll
+            for (int c = 0; c < C; c++) acc.v[c] = add_rn(acc.v[c], mul_rn(wy, row.v[c]));
+        }
+        float norm = mul_rn(wx_sum, wy_sum);
+#pragma unroll
+        for (int c = 0; c < C; c++) acc.v[c] = norm > 0.0f ? __fdiv_rn(acc.v[c], norm) : 0.0f;
+        store_plain<T, C>(a.dst + (size_t)y * a.dst_pitch, x, acc);
+    }
+}
+
 /* ------------------------------------------------------------ textures
  * Texture objects must outlive the kernels that read them: the runtime
  * documents use of a handle after cudaDestroyTextureObject as undefined,
@@ -624,8 +705,8 @@ static tex_plan plan_texture(const tsk_op *op, const ts_view *src)
     if ((uintptr_t)src->data % (uintptr_t)align || src->pitch % (size_t)pitch_align ||
         src->w > max_w || src->h > max_h || src->pitch > (size_t)max_pitch)
         return p;
-    if (op->u.sample.interp == TSK_NEAREST) {
-        p.use = 1;  /* the tap is mapped by hand: any border */
+    if (op->u.sample.interp != TSK_BILINEAR) {
+        p.use = 1;  /* nearest, area, bicubic: taps mapped by hand, point fetches, any border */
         return p;
     }
     float maxv = (float)ts_type_max(src->type), v = op->u.sample.border_value;
@@ -683,6 +764,245 @@ static ts_status make_texture(const ts_view *src, const tex_plan *tp, cudaTextur
     return tsk_cuda_status(cudaCreateTextureObject(tex, &res, &td, NULL), "sample: create texture", err);
 }
 
+/* ------------------------------------------------------------ mipmaps (v5, v6)
+ * What the texture hardware offers for shrinking: a mipmapped texture (a
+ * pyramid of 2x2 box averages, built here per launch) read with trilinear
+ * filtering at the level of detail log2(max(kx, ky)) (v5), or with
+ * anisotropic filtering (up to 16 taps along the footprint's long axis,
+ * the hardware's choice) from the map's gradients (v6). A different filter
+ * from AREA and BICUBIC, not an approximation of them: how far it lands
+ * from the reference, and from the double-precision ideal, is measured by
+ * tests/test_gpu_sample.c. It takes whole images only (a pyramid built
+ * from a region would not line up with the whole image's), 1, 2 or 4
+ * channels and the borders with an address mode (not reflect101); other
+ * launches run the exact kernel above. Costs a cudaMallocMipmappedArray
+ * and a pyramid build per launch, both inside what a launch times. */
+
+enum { MIP_MAX_LEVELS = 8, MIP_RING = 4 };
+
+typedef struct mip_entry {
+    cudaMipmappedArray_t arr;
+    cudaTextureObject_t tex;
+    cudaSurfaceObject_t surf[MIP_MAX_LEVELS];
+    int n_surf;
+    cudaEvent_t done;
+    int live;
+} mip_entry;
+typedef struct mip_ring { mip_entry e[MIP_RING]; int next; } mip_ring;
+static mip_ring mip_rings[TSK_SLOTS];
+
+static void mip_release(mip_entry *m)
+{
+    if (m->tex) cudaDestroyTextureObject(m->tex);
+    for (int i = 0; i < m->n_surf; i++) cudaDestroySurfaceObject(m->surf[i]);
+    if (m->arr) cudaFreeMipmappedArray(m->arr);
+    m->tex = 0;
+    m->arr = NULL;
+    m->n_surf = 0;
+    m->live = 0;
+}
+
+/* The ring entry for the next launch: its previous resources freed once
+ * their kernels are done, and an event to mark this launch's end. */
+static ts_status mip_take(mip_ring *r, mip_entry **out, ts_err *err)
+{
+    mip_entry *m = &r->e[r->next];
+    if (m->live) {
+        ts_status st = tsk_cuda_status(cudaEventSynchronize(m->done), "sample: mipmap wait", err);
+        mip_release(m);
+        if (st != TS_OK) return st;
+    }
+    if (!m->done) {
+        ts_status st = tsk_cuda_status(cudaEventCreateWithFlags(&m->done, cudaEventDisableTiming),
+                                       "sample: mipmap event", err);
+        if (st != TS_OK) return st;
+    }
+    *out = m;
+    return TS_OK;
+}
+
+/* One pyramid level from the one above: the mean of each 2x2 block (the
+ * last row or column of an odd size clamps), rounded for integer types. */
+template <typename T, int C>
+__global__ void mip_down(cudaSurfaceObject_t from, int fw, int fh, cudaSurfaceObject_t to, int tw, int th)
+{
+    typedef typename tex_types<T, C>::elem E;
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= tw || y >= th) return;
+    float sum[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) sum[c] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            int sx = min(2 * x + i, fw - 1), sy = min(2 * y + j, fh - 1);
+            E e = surf2Dread<E>(from, sx * (int)sizeof(E), sy);
+            T v[C];
+            memcpy(v, &e, sizeof e);
+#pragma unroll
+            for (int c = 0; c < C; c++) sum[c] += tsk_px<T>::load(v[c]);
+        }
+    T out[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) out[c] = tsk_px<T>::store(0.25f * sum[c]);
+    E e;
+    memcpy(&e, out, sizeof e);
+    surf2Dwrite<E>(e, to, x * (int)sizeof(E), y);
+}
+
+typedef struct mip_args {
+    float lod;                 /* v5: log2 of the larger footprint */
+    float2 ddx, ddy;           /* v6: the map's gradients in normalised units */
+    float inv_w, inv_h;        /* 1 / image size */
+} mip_args;
+
+template <typename T, int C, bool ANISO>
+__global__ void __launch_bounds__(256) sample_mip(sample_args a, mip_args m, cudaTextureObject_t tex)
+{
+    typedef typename tex_types<T, C>::flt F;
+    int x = blockIdx.x * 32 + threadIdx.x;
+    if (x >= a.out_w) return;
+    for (int y = blockIdx.y * 8 + threadIdx.y; y < a.out_h; y += gridDim.y * 8) {
+        float sx, sy;
+        source_point(a, a.out_x0 + x, a.out_y0 + y, &sx, &sy);
+        float u = sx * m.inv_w, v = sy * m.inv_h;
+        F f;
+        if constexpr (ANISO) f = tex2DGrad<F>(tex, u, v, m.ddx, m.ddy);
+        else f = tex2DLod<F>(tex, u, v, m.lod);
+        px<C> r;
+#pragma unroll
+        for (int c = 0; c < C; c++) r.v[c] = comp(f, c) * tsk_px<T>::maxv();
+        store_plain<T, C>(a.dst + (size_t)y * a.dst_pitch, x, r);
+    }
+}
+
+/* Whether v5/v6 take this launch: a whole image, a border with an address
+ * mode, sizes the hardware takes. */
+static int mip_fits(const tsk_op *op, const ts_view *src, cudaTextureAddressMode *mode, float *border_color)
+{
+    float maxv = (float)ts_type_max(src->type), v = op->u.sample.border_value;
+    if (src->c == 3 || src->x0 != 0 || src->y0 != 0 || src->w != src->full_w || src->h != src->full_h) return 0;
+    if (src->w > 65536 || src->h > 65536) return 0;
+    *border_color = 0.0f;
+    switch (op->u.sample.border) {
+    case TS_BORDER_REPLICATE: *mode = cudaAddressModeClamp; return 1;
+    case TS_BORDER_WRAP: *mode = cudaAddressModeWrap; return 1;
+    case TS_BORDER_REFLECT: *mode = cudaAddressModeMirror; return 1;
+    case TS_BORDER_CONSTANT:
+        if (!(v >= 0.0f && v <= maxv)) return 0;
+        *mode = cudaAddressModeBorder;
+        *border_color = src->type == TS_F32 ? v : v / maxv;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Build the pyramid of src in m (levels 0 .. levels-1) on stream st. */
+template <typename T, int C>
+static ts_status mip_build(const ts_view *src, int levels, mip_entry *m, cudaStream_t st, ts_err *err)
+{
+    int bits = 8 * (int)src->type;
+    cudaChannelFormatKind kind = src->type == TS_F32 ? cudaChannelFormatKindFloat : cudaChannelFormatKindUnsigned;
+    cudaChannelFormatDesc desc = cudaCreateChannelDesc(bits, C > 1 ? bits : 0, C > 2 ? bits : 0, C > 3 ? bits : 0, kind);
+    ts_status s = tsk_cuda_status(cudaMallocMipmappedArray(&m->arr, &desc, make_cudaExtent((size_t)src->w, (size_t)src->h, 0),
+                                                           (unsigned)levels, cudaArraySurfaceLoadStore),
+                                  "sample: mipmap allocation", err);
+    if (s != TS_OK) { m->arr = NULL; return s; }
+    int w = src->w, h = src->h;
+    for (int l = 0; l < levels; l++) {
+        cudaArray_t lvl;
+        cudaResourceDesc rd;
+        s = tsk_cuda_status(cudaGetMipmappedArrayLevel(&lvl, m->arr, (unsigned)l), "sample: mipmap level", err);
+        if (s != TS_OK) return s;
+        memset(&rd, 0, sizeof rd);
+        rd.resType = cudaResourceTypeArray;
+        rd.res.array.array = lvl;
+        s = tsk_cuda_status(cudaCreateSurfaceObject(&m->surf[l], &rd), "sample: mipmap surface", err);
+        if (s != TS_OK) return s;
+        m->n_surf = l + 1;
+        if (l == 0) {
+            s = tsk_cuda_status(cudaMemcpy2DToArrayAsync(lvl, 0, 0, src->data, src->pitch,
+                                                         (size_t)src->w * sizeof(T) * C, (size_t)src->h,
+                                                         cudaMemcpyDeviceToDevice, st),
+                                "sample: mipmap level 0", err);
+        } else {
+            int tw = w / 2 > 0 ? w / 2 : 1, th = h / 2 > 0 ? h / 2 : 1;
+            dim3 grid((unsigned)((tw + 15) / 16), (unsigned)((th + 15) / 16));
+            mip_down<T, C><<<grid, dim3(16, 16), 0, st>>>(m->surf[l - 1], w, h, m->surf[l], tw, th);
+            s = TSK_LAUNCH_CHECK("sample: mipmap level", err);
+            w = tw;
+            h = th;
+        }
+        if (s != TS_OK) return s;
+    }
+    return TS_OK;
+}
+
+/* v5 (ANISO false) and v6: returns 0 in *done when the launch does not
+ * fit and the caller should run the exact kernel instead. */
+template <typename T, int C, bool ANISO>
+static ts_status launch_mip(const tsk_op *op, const ts_view *src, const sample_args &a, float kx, float ky,
+                            int slot, cudaStream_t st, int *done, ts_err *err)
+{
+    cudaTextureAddressMode mode;
+    float border_color;
+    *done = 0;
+    if constexpr (C == 3) {
+        return TS_OK;
+    } else {
+        if (!mip_fits(op, src, &mode, &border_color)) return TS_OK;
+        float kmax = kx > ky ? kx : ky;
+        int levels = 1 + (int)ceilf(log2f(kmax)), top = 1;
+        for (int n = src->w > src->h ? src->w : src->h; n > 1; n /= 2) top++;
+        if (levels > top) levels = top;
+        if (levels > MIP_MAX_LEVELS) levels = MIP_MAX_LEVELS;
+        mip_entry *m;
+        ts_status s = mip_take(&mip_rings[slot], &m, err);
+        if (s != TS_OK) return s;
+        s = mip_build<T, C>(src, levels, m, st, err);
+        if (s == TS_OK) {
+            cudaResourceDesc res;
+            cudaTextureDesc td;
+            memset(&res, 0, sizeof res);
+            res.resType = cudaResourceTypeMipmappedArray;
+            res.res.mipmap.mipmap = m->arr;
+            memset(&td, 0, sizeof td);
+            td.addressMode[0] = td.addressMode[1] = mode;
+            td.filterMode = cudaFilterModeLinear;
+            td.mipmapFilterMode = cudaFilterModeLinear;
+            td.readMode = src->type == TS_F32 ? cudaReadModeElementType : cudaReadModeNormalizedFloat;
+            td.normalizedCoords = 1;
+            td.maxMipmapLevelClamp = (float)(levels - 1);
+            td.minMipmapLevelClamp = 0.0f;
+            td.maxAnisotropy = ANISO ? 16 : 0;
+            for (int i = 0; i < 4; i++) td.borderColor[i] = border_color;
+            s = tsk_cuda_status(cudaCreateTextureObject(&m->tex, &res, &td, NULL), "sample: mipmap texture", err);
+        }
+        if (s == TS_OK) {
+            mip_args ma;
+            ma.lod = log2f(kmax);
+            ma.inv_w = 1.0f / (float)src->w;
+            ma.inv_h = 1.0f / (float)src->h;
+            ma.ddx = make_float2(a.inv[0] * ma.inv_w, a.inv[3] * ma.inv_h);
+            ma.ddy = make_float2(a.inv[1] * ma.inv_w, a.inv[4] * ma.inv_h);
+            dim3 grid((unsigned)((a.out_w + 31) / 32), (unsigned)(a.out_h < 65535 * 8 ? (a.out_h + 7) / 8 : 65535));
+            sample_mip<T, C, ANISO><<<grid, dim3(32, 8), 0, st>>>(a, ma, m->tex);
+            s = TSK_LAUNCH_CHECK(ANISO ? "sample (mipmap, anisotropic)" : "sample (mipmap, trilinear)", err);
+        }
+        if (s == TS_OK) s = tsk_cuda_status(cudaEventRecord(m->done, st), "sample: mipmap event", err);
+        if (s != TS_OK) {
+            cudaStreamSynchronize(st);  /* nothing of ours may still run when freed */
+            mip_release(m);
+            return s;
+        }
+        m->live = 1;
+        mip_rings[slot].next = (mip_rings[slot].next + 1) % MIP_RING;
+        *done = 1;
+        return TS_OK;
+    }
+}
+
 /* ------------------------------------------------------------ launching */
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -726,10 +1046,64 @@ static int v3_fits(const sample_args &a, size_t pixel_bytes)
            a.dst_pitch % al == 0;
 }
 
+template <typename T, int C, class S>
+static void launch_filter_kernel(const sample_args &a, const filter_args &f, const S &s, cudaStream_t st)
+{
+    dim3 grid((unsigned)ceil_div(a.out_w, 32), grid_rows(ceil_div(a.out_h, 8)));
+    if (a.interp == TSK_AREA) sample_filter<T, C, TSK_AREA, S><<<grid, dim3(32, 8), 0, st>>>(a, f, s);
+    else sample_filter<T, C, TSK_BICUBIC, S><<<grid, dim3(32, 8), 0, st>>>(a, f, s);
+}
+
+/* AREA and BICUBIC: v5 and v6 on the texture path try the mipmapped
+ * texture; everything else runs the exact filter kernel, on global memory
+ * or point-sampling a texture object. */
+template <typename T, int C>
+static ts_status launch_filtered(const tsk_op *op, const ts_view *src, const sample_args &a, int version,
+                                 ts_path path, int slot, cudaStream_t st, ts_err *err)
+{
+    filter_args f;
+    tsk_interp interp = op->u.sample.interp;
+    tsk_sample_footprint(op, &f.kx, &f.ky);
+    f.rx = tsk_sample_radius(interp, f.kx);
+    f.ry = tsk_sample_radius(interp, f.ky);
+    f.nx = tsk_sample_taps(interp, f.kx);
+    f.ny = tsk_sample_taps(interp, f.ky);
+    if (path == TS_PATH_TEXTURE && version >= 5) {
+        int done = 0;
+        ts_status s0 = version == 5 ? launch_mip<T, C, false>(op, src, a, f.kx, f.ky, slot, st, &done, err)
+                                    : launch_mip<T, C, true>(op, src, a, f.kx, f.ky, slot, st, &done, err);
+        if (s0 != TS_OK || done) return s0;
+    }
+    if constexpr (C != 3) {
+        tex_plan tp = path == TS_PATH_TEXTURE ? plan_texture(op, src) : tex_plan{ 0, 0, 0, cudaAddressModeClamp, 0.0f };
+        if (tp.use) {
+            tex_ring *r = &tex_rings[slot];
+            tex_src<T, C> ts;
+            ts_status s0 = ring_free_next(r, err);
+            if (s0 != TS_OK) return s0;
+            s0 = make_texture(src, &tp, &ts.tex, err);
+            if (s0 != TS_OK) return s0;
+            ts.norm_w = ts.norm_h = 1.0f;
+            launch_filter_kernel<T, C>(a, f, ts, st);
+            s0 = TSK_LAUNCH_CHECK("sample filtered (texture)", err);
+            if (s0 != TS_OK) {
+                cudaDestroyTextureObject(ts.tex);  /* nothing was queued */
+                return s0;
+            }
+            return ring_keep(r, ts.tex, st, err);
+        }
+    }
+    launch_filter_kernel<T, C>(a, f, global_src<T, C, LOAD_LDG>{ a.src, a.src_pitch }, st);
+    return TSK_LAUNCH_CHECK("sample filtered", err);
+}
+
 template <typename T, int C>
 static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample_args &a, int version,
                               ts_path path, int slot, cudaStream_t st, ts_err *err)
 {
+    if (op->u.sample.interp == TSK_AREA || op->u.sample.interp == TSK_BICUBIC)
+        return launch_filtered<T, C>(op, src, a, version, path, slot, st, err);
+    if (version >= 5) version = 3;  /* the mipmap versions are for shrinking filters: v3 otherwise */
     if (version >= 3 && !v3_fits(a, sizeof(T) * C)) version = 2;
     if constexpr (C != 3) {
         tex_plan tp = path == TS_PATH_TEXTURE ? plan_texture(op, src) : tex_plan{ 0, 0, 0, cudaAddressModeClamp, 0.0f };
@@ -776,7 +1150,7 @@ static ts_status launch_channels(const tsk_op *op, const ts_view *src, const sam
 static ts_status check_views(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err)
 {
     const char *what = "sample";
-    if (op->u.sample.interp != TSK_NEAREST && op->u.sample.interp != TSK_BILINEAR)
+    if ((int)op->u.sample.interp < TSK_NEAREST || op->u.sample.interp >= TSK_INTERP_COUNT)
         return ts_err_set(err, TS_E_ARG, "%s: unknown interpolation %d", what, (int)op->u.sample.interp);
     if ((int)op->u.sample.border < TS_BORDER_REPLICATE || op->u.sample.border > TS_BORDER_CONSTANT)
         return ts_err_set(err, TS_E_ARG, "%s: unknown border mode %d", what, (int)op->u.sample.border);

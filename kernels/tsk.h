@@ -56,7 +56,7 @@ typedef enum tsk_kind {
     TSK_ORIENT,       /* one of the 8 EXIF orientations (transpose family) */
     TSK_CONV_SEP,     /* separable convolution, row taps x column taps */
     TSK_CONV_2D,      /* 2-D convolution up to 15x15, linear / abs / magnitude */
-    TSK_SAMPLE,       /* inverse-affine resampling, nearest or bilinear */
+    TSK_SAMPLE,       /* inverse-affine resampling: nearest, bilinear, area, bicubic */
     TSK_KIND_COUNT
 } tsk_kind;
 
@@ -69,7 +69,18 @@ typedef enum tsk_conv_mode {
     TSK_CONV_MAG          /* sqrt(sum(k*p)^2 + sum(k2*p)^2)        (sobel) */
 } tsk_conv_mode;
 
-typedef enum tsk_interp { TSK_NEAREST = 0, TSK_BILINEAR } tsk_interp;
+typedef enum tsk_interp {
+    TSK_NEAREST = 0,
+    TSK_BILINEAR,
+    TSK_AREA,       /* box prefilter whose width follows the map's scale */
+    TSK_BICUBIC,    /* Catmull-Rom (Keys a = -0.5), widened likewise */
+    TSK_INTERP_COUNT
+} tsk_interp;
+
+/* Filtered sampling (AREA, BICUBIC) never widens past this many input
+ * pixels per output pixel on one axis: a shrink by more than 64x in one op
+ * is filtered 64 wide (chain two ops to go further without aliasing). */
+#define TSK_MAX_FOOTPRINT 64.0f
 
 typedef struct tsk_op {
     tsk_kind kind;
@@ -135,7 +146,24 @@ typedef struct tsk_op {
          * through ts_coord_clamp() before the -0.5 and the floor (so NaN and
          * far-away points are defined). Weights multiply as written,
          * ((1-fx)*(1-fy))*p00 etc., summed in the order above; all four taps
-         * are read even when a weight is 0. */
+         * are read even when a weight is 0.
+         *
+         * AREA and BICUBIC filter along the input's axes with a footprint
+         * that follows the map (tsk_sample_footprint): kx = |(inv[0], inv[1])|
+         * (input pixels crossed per output pixel, along x), clamped to
+         * TSK_MAX_FOOTPRINT, and 1 below 1.001 (enlarging, the rounding of
+         * a pure rotation's cos and sin, NaN); ky from inv[3], inv[4]. Per axis,
+         * with p = sx - 0.5 and the tap count n (tsk_sample_taps), taps are
+         * i = floor(p - r) + 1 .. + n - 1 (r the filter's half-width) and
+         * d = (float)i - p. Weights:
+         *   AREA:    r = kx/2 + 1/2, n = ceil(2r); w = max(0, min(d + 0.5,
+         *            kx/2) - max(d - 0.5, -kx/2)), the overlap of pixel i
+         *            with the output pixel's box (kx = 1: bilinear's tent);
+         *   BICUBIC: r = 2 kx, n = ceil(4 kx); t = |d| / kx, w = ((1.5t -
+         *            2.5) t) t + 1 for t < 1, ((-0.5t + 2.5) t - 4) t + 2
+         *            for t < 2, else 0.
+         * out = (sum_j wy_j * (sum_i wx_i * p(i, j))) / (Wx * Wy), sums left
+         * to right and top to bottom, Wx = sum_i wx_i (same order). */
         struct {
             float inv[6];
             int out_w, out_h;
@@ -158,6 +186,12 @@ typedef struct tsk_op {
  * outside); tsk_ref_apply accepts such an empty src. */
 typedef struct ts_rect { int x0, y0, w, h; } ts_rect;
 void tsk_out_size(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
+/* SAMPLE: the footprint scales kx, ky (tsk.h's rule above), and the taps
+ * per axis and half-width of interp for footprint k (NEAREST 1 and 0.5,
+ * BILINEAR 2 and 1). The reference, the GPU and tsk_need all use these. */
+void tsk_sample_footprint(const tsk_op *op, float *kx, float *ky);
+int tsk_sample_taps(tsk_interp interp, float k);
+float tsk_sample_radius(tsk_interp interp, float k);
 ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
 
 /* -------------------------------------------------------- CPU reference

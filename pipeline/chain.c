@@ -20,7 +20,8 @@
 #define BORDER_PARAM(defmode) \
     { "border", TS_P_ENUM, defmode, "replicate|reflect101|reflect|wrap|constant", 0, 0, \
       "what taps outside the image read" }
-#define INTERP_PARAM { "interp", TS_P_ENUM, "bilinear", "bilinear|nearest", 0, 0, "sampling" }
+#define INTERP_PARAM { "interp", TS_P_ENUM, "auto", "auto|bilinear|nearest|area|bicubic", 0, 0, \
+                       "sampling; auto = area when shrinking, bilinear otherwise" }
 
 static const ts_op_def op_defs[] = {
     { "matrix", "3x4 colour matrix from __constant__ memory: preset, then saturation, contrast, brightness",
@@ -87,7 +88,8 @@ static const ts_op_def op_defs[] = {
         { "e", TS_P_NUM, "1", NULL, -1e4, 1e4, "" },
         { "f", TS_P_NUM, "0", NULL, -1e6, 1e6, "" },
         { "w", TS_P_NUM, "0", NULL, 0, 1 << 20, "output width (0 = input)" },
-        { "h", TS_P_NUM, "0", NULL, 0, 1 << 20, "output height (0 = input)" } } },
+        { "h", TS_P_NUM, "0", NULL, 0, 1 << 20, "output height (0 = input)" },
+        INTERP_PARAM } },
 };
 enum { N_OPS = sizeof op_defs / sizeof op_defs[0] };
 

@@ -5,7 +5,7 @@
 
 #include "tilestream.h"
 
-enum { TS_MAX_PARAMS = 8, TS_MAX_LIST = 225 };
+enum { TS_MAX_PARAMS = 10, TS_MAX_LIST = 225 };
 
 typedef enum ts_param_kind {
     TS_P_NUM,    /* a number */

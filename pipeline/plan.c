@@ -262,13 +262,26 @@ static int set_inverse(tsk_op *k, double a, double b, double c, double d, double
     return 1;
 }
 
+/* interp= as a kernel interpolation; auto looks at the footprint: area
+ * where the map shrinks either axis, bilinear where it does not. */
+static tsk_interp interp_of(const ts_user_op *op, const tsk_op *k)
+{
+    char buf[16];
+    const char *name = ts_op_enum(op, "interp", buf, sizeof buf);
+    float kx, ky;
+    if (strcmp(name, "nearest") == 0) return TSK_NEAREST;
+    if (strcmp(name, "bilinear") == 0) return TSK_BILINEAR;
+    if (strcmp(name, "area") == 0) return TSK_AREA;
+    if (strcmp(name, "bicubic") == 0) return TSK_BICUBIC;
+    tsk_sample_footprint(k, &kx, &ky);
+    return kx > 1.0f || ky > 1.0f ? TSK_AREA : TSK_BILINEAR;
+}
+
 static ts_status lower_sample(const ts_user_op *op, int w, int h, tsk_op *k, ts_err *err)
 {
     const char *n = op->def->name;
     char buf[16];
-    int ii = ts_op_param_index(op->def, "interp");
     k->kind = TSK_SAMPLE;
-    k->u.sample.interp = ii >= 0 && op->v[ii].num == 1 ? TSK_NEAREST : TSK_BILINEAR;
     k->u.sample.border = border_of(op);
     double a = 1, b = 0, c = 0, d = 0, e = 1, f = 0;
     int ow = w, oh = h;
@@ -314,6 +327,7 @@ static ts_status lower_sample(const ts_user_op *op, int w, int h, tsk_op *k, ts_
         return ts_err_set(err, TS_E_LIMIT, "%s: output %d x %d is too large", n, ow, oh);
     k->u.sample.out_w = ow;
     k->u.sample.out_h = oh;
+    k->u.sample.interp = interp_of(op, k);
     (void)buf;
     return TS_OK;
 }

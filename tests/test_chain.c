@@ -148,6 +148,21 @@ static void test_planning(void)
     p = plan_of("transpose,scale=0.5", 30, 20, 3);
     CHECK(p.w[p.n] == 10 && p.h[p.n] == 15);
     ts_plan_free(&p);
+    /* interp=auto: area where the op shrinks an axis, bilinear otherwise */
+    static const struct { const char *chain; tsk_interp want; } interps[] = {
+        { "scale=0.5", TSK_AREA }, { "scale=2", TSK_BILINEAR }, { "scale=1", TSK_BILINEAR },
+        { "rotate=deg=30", TSK_BILINEAR }, { "scale=sx=0.5:sy=2", TSK_AREA }, { "resize=w=40:h=20", TSK_BILINEAR },
+        { "resize=w=39:h=20", TSK_AREA }, { "affine=a=0.25:e=0.25", TSK_AREA }, { "affine=a=1.5:b=0.3", TSK_BILINEAR },
+        { "scale=0.5:interp=bilinear", TSK_BILINEAR }, { "scale=2:interp=area", TSK_AREA },
+        { "rotate=deg=10:interp=bicubic", TSK_BICUBIC }, { "scale=0.3:interp=nearest", TSK_NEAREST },
+    };
+    for (size_t i = 0; i < sizeof interps / sizeof interps[0]; i++) {
+        p = plan_of(interps[i].chain, 40, 20, 3);
+        CHECK_MSG(p.n == 1 && p.ops[0].kind == TSK_SAMPLE && p.ops[0].u.sample.interp == interps[i].want,
+                  "%s: interp %d, want %d", interps[i].chain, p.n == 1 ? (int)p.ops[0].u.sample.interp : -1,
+                  (int)interps[i].want);
+        ts_plan_free(&p);
+    }
     /* a gauss 5-tap kernel sums to 1 */
     p = plan_of("gauss=sigma=1:radius=2", 9, 9, 1);
     float sum = 0;
@@ -219,6 +234,8 @@ static const char *const RANDOM_OPS[] = {
     "sharpen=amount=0.8", "sobel", "sobel=dir=y:border=constant", "emboss", "conv=k=1 2 1 2 4 2 1 2 1",
     "conv=k=0 -1 0 -1 5 -1 0 -1 0:border=wrap", "scale=0.7", "scale=1.6:interp=nearest",
     "resize=w=37:h=23", "rotate=deg=17", "rotate=deg=-8:interp=nearest", "affine=a=1:b=0.2:d=-0.1:e=0.9:c=3",
+    "scale=0.3", "scale=0.45:interp=bicubic", "resize=w=13:h=9:interp=area", "rotate=deg=31:interp=area",
+    "affine=a=0.4:b=0.1:d=-0.1:e=0.5:c=2:interp=bicubic", "scale=sx=0.3:sy=1.7",
 };
 enum { N_RANDOM_OPS = sizeof RANDOM_OPS / sizeof RANDOM_OPS[0] };
 

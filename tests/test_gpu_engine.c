@@ -3,7 +3,7 @@
  * For point, convolution (every border), orientation, resampling and mixed
  * chains on random images of odd sizes, 1 to 4 channels, 8 and 16 bits:
  *   - GPU output equals ts_cpu_run within the kernels' tolerance (exact for
- *     point, orientation and nearest sampling; +-1 for convolution and
+ *     point, orientation, nearest, area and bicubic sampling; +-1 for convolution and
  *     bilinear sampling, scaled by about max/alpha where a premultiplied
  *     result is divided by alpha again);
  *   - tiled (small tiles) == untiled and 1 stream == 4 streams, bit for bit;
@@ -47,6 +47,9 @@ static const chain_case cases[] = {
     {"scale=f=0.37:interp=nearest", 0, 0},
     {"scale=sx=1.6:sy=0.7", 1, 0},
     {"rotate=deg=17", 1, 0},
+    {"scale=f=0.3", 0, 1},                                      /* auto: area, exact */
+    {"resize=w=211:h=-1:interp=bicubic", 0, 0},
+    {"affine=a=0.45:b=0.1:d=-0.05:e=0.5:c=3:interp=area", 0, 0},
     {"matrix=grey,gauss=sigma=2,transpose,scale=f=0.6", 1, 1},
     {"matrix=sepia,box=radius=2:border=constant,rot90,sharpen,rotate=deg=-33", 1, 0},
 };

@@ -1,8 +1,10 @@
-/* test_ref_sample.c - the reference resampler: identity maps copy, a 2x
- * upscale of a 2x2 image worked out by hand (nearest, bilinear, replicate
- * and constant borders), nearest taps through every border, the eight
- * orientations written as affine maps against ORIENT, a 2x bilinear
- * downscale against 2x2 means, and a NaN map. */
+/* test_ref_sample.c - the reference resampler: identity maps copy (every
+ * interpolation), a 2x upscale of a 2x2 image worked out by hand (nearest,
+ * bilinear, replicate and constant borders), nearest taps through every
+ * border, the eight orientations written as affine maps against ORIENT, a
+ * 2x bilinear downscale against 2x2 means, area shrinks against block
+ * means and against the overlap integral in double, bicubic weights worked
+ * out by hand, and a NaN map. */
 #include "check.h"
 #include "testimg.h"
 #include "test_ref_util.h"
@@ -25,17 +27,21 @@ static tsk_op sample_op(const float inv[6], int out_w, int out_h, tsk_interp int
 
 /* inv = identity: sx = x + 0.5 lands on pixel centres, so nearest reads
  * (x, y) and bilinear has fx = fy = 0: both copy, whatever the border. */
+static const char *const interp_names[] = { "nearest", "bilinear", "area", "bicubic" };
+
+/* Area at footprint 1 weighs the centre pixel 1 and its neighbour 0;
+ * bicubic's taps at distances -1, 0, 1, 2 weigh 0, 1, 0, 0. */
 static void test_identity_copies(void)
 {
     static const float id[6] = { 1, 0, 0, 0, 1, 0 };
-    for (int round = 0; round < 30; round++) {
+    for (int round = 0; round < 40; round++) {
         ts_view src = timg_whole(tref_randint(1, 19), tref_randint(1, 19), tref_randint(1, 4), tref_randtype());
-        tsk_op op = sample_op(id, src.w, src.h, (tsk_interp)(round & 1), (ts_border)(round % 5), 0.5f);
+        tsk_op op = sample_op(id, src.w, src.h, (tsk_interp)(round % 4), (ts_border)(round % 5), 0.5f);
         ts_view dst;
         timg_random(&src);
         dst = tref_apply_whole(&op, &src);
-        CHECK_MSG(tref_same_bytes(&dst, &src), "identity %s %s is not a copy",
-                  round & 1 ? "bilinear" : "nearest", tref_border_names[round % 5]);
+        CHECK_MSG(tref_same_bytes(&dst, &src), "identity %s %s is not a copy", interp_names[round % 4],
+                  tref_border_names[round % 5]);
         timg_free(&dst);
         timg_free(&src);
     }
@@ -245,6 +251,130 @@ static void test_bilinear_order_bit_exact(void)
     }
 }
 
+/* inv = diag(k, k), k integer: sx = k x + k/2, p = k x + (k-1)/2, half
+ * box k/2: the taps k x .. k x + k - 1 weigh 1 (their whole pixel lies in
+ * the box) and the last tap k x + k weighs 0, so area is the k x k block
+ * mean, whatever the border (no tap outside is weighed). */
+static void test_area_is_block_mean(void)
+{
+    for (int round = 0; round < 24; round++) {
+        int k = 2 + round % 4, ow = tref_randint(1, 7), oh = tref_randint(1, 7), c = tref_randint(1, 4), bad = 0;
+        float inv[6] = { (float)k, 0, 0, 0, (float)k, 0 };
+        ts_view src = timg_whole(k * ow, k * oh, c, TS_F32), d;
+        tsk_op op = sample_op(inv, ow, oh, TSK_AREA, (ts_border)(round % 5), 0.5f);
+        timg_random(&src);
+        d = tref_apply_whole(&op, &src);
+        for (int y = 0; y < oh; y++)
+            for (int x = 0; x < ow; x++)
+                for (int ch = 0; ch < c; ch++) {
+                    double m = 0;
+                    for (int j = 0; j < k; j++)
+                        for (int i = 0; i < k; i++) m += timg_get(&src, k * x + i, k * y + j, ch);
+                    if (fabs(m / (k * k) - timg_get(&d, x, y, ch)) > 1e-6) bad++;
+                }
+        CHECK_MSG(bad == 0, "area %dx downscale vs block mean: %d values differ", k, bad);
+        timg_free(&d);
+        timg_free(&src);
+    }
+}
+
+/* Area at any factor (1.3x to 5x, different per axis) is the mean of the
+ * input over the output pixel's box, the box being the pixel mapped back:
+ * integrated in double, pixel by pixel, with replicate borders. */
+static double box_mean(const ts_view *src, double cx, double cy, double hx, double hy, int ch)
+{
+    double sum = 0, area = 0;
+    for (int j = (int)floor(cy - hy) - 1; j <= (int)floor(cy + hy) + 1; j++)
+        for (int i = (int)floor(cx - hx) - 1; i <= (int)floor(cx + hx) + 1; i++) {
+            double ox = fmin(i + 1, cx + hx) - fmax(i, cx - hx), oy = fmin(j + 1, cy + hy) - fmax(j, cy - hy);
+            if (ox <= 0 || oy <= 0) continue;
+            sum += ox * oy * timg_get(src, tref_fold(i, src->w, TS_BORDER_REPLICATE),
+                                      tref_fold(j, src->h, TS_BORDER_REPLICATE), ch);
+            area += ox * oy;
+        }
+    return sum / area;
+}
+
+static void test_area_is_box_integral(void)
+{
+    for (int round = 0; round < 12; round++) {
+        float kx = tref_randf(1.3f, 5), ky = tref_randf(1.3f, 5);
+        int w = tref_randint(8, 40), h = tref_randint(8, 40), c = tref_randint(1, 4), bad = 0;
+        int ow = (int)(w / kx), oh = (int)(h / ky);
+        float inv[6] = { kx, 0, tref_randf(-2, 2), 0, ky, tref_randf(-2, 2) };
+        ts_view src = timg_whole(w, h, c, TS_F32), d;
+        tsk_op op = sample_op(inv, ow > 0 ? ow : 1, oh > 0 ? oh : 1, TSK_AREA, TS_BORDER_REPLICATE, 0);
+        timg_random(&src);
+        d = tref_apply_whole(&op, &src);
+        for (int y = 0; y < d.h; y++)
+            for (int x = 0; x < d.w; x++)
+                for (int ch = 0; ch < c; ch++) {
+                    double cx = (double)inv[0] * (x + 0.5) + inv[2], cy = (double)inv[4] * (y + 0.5) + inv[5];
+                    double want = box_mean(&src, cx, cy, kx / 2.0, ky / 2.0, ch);
+                    if (fabs(want - timg_get(&d, x, y, ch)) > 2e-5) {
+                        if (bad++ < 4)
+                            fprintf(stderr, "area %.3fx%.3f at (%d,%d): got %.7f want %.7f\n", kx, ky, x, y,
+                                    timg_get(&d, x, y, ch), want);
+                    }
+                }
+        CHECK_MSG(bad == 0, "area %.3f x %.3f vs the box integral: %d values differ", kx, ky, bad);
+        timg_free(&d);
+        timg_free(&src);
+    }
+}
+
+/* Bicubic, enlarging 2x along x only, of an impulse 1 at pixel 3 of a row
+ * of 8: sx = 0.5 (x + 0.5), p = sx - 0.5 = 0.5 x - 0.25. For x = 5, p =
+ * 2.25: taps 1..4 at d = -1.25, -0.25, 0.75, 1.75, Catmull-Rom weights
+ * -0.0703125, 0.8671875, 0.2265625, -0.0234375 (sum 1), so pixel 3 gives
+ * 0.2265625. x = 6 (p = 2.75): pixel 3 at d = 0.25: 0.8671875. x = 7 (p =
+ * 3.25): d = -0.25: 0.8671875. x = 8 (p = 3.75): d = -0.75: 0.2265625.
+ * x = 9: d = -1.25: -0.0703125; x = 4: d = 1.25: -0.0703125; x = 3 (p =
+ * 1.25): d = 1.75: -0.0234375; x = 10: d = -1.75: -0.0234375. Rows: the
+ * identity (weights 0 1 0 0). All weights are exact in float. */
+static void test_bicubic_by_hand(void)
+{
+    static const float in[8] = { 0, 0, 0, 1, 0, 0, 0, 0 };
+    static const float inv[6] = { 0.5f, 0, 0, 0, 1, 0 };
+    static const float want[16] = { 0, 0, 0, -0.0234375f, -0.0703125f, 0.2265625f, 0.8671875f, 0.8671875f,
+                                     0.2265625f, -0.0703125f, -0.0234375f, 0, 0, 0, 0, 0 };
+    ts_view src = tref_view(8, 1, 1, TS_F32, in), d;
+    tsk_op op = sample_op(inv, 16, 1, TSK_BICUBIC, TS_BORDER_CONSTANT, 0);
+    d = tref_apply_whole(&op, &src);
+    tref_expect(&d, want, 0, "bicubic 2x impulse");
+    timg_free(&d);
+    timg_free(&src);
+}
+
+/* The footprint: enlarging or a pure rotation is 1 (bilinear's tent for
+ * area), a uniform shrink by s under any rotation is 1/s, and it stops at
+ * TSK_MAX_FOOTPRINT; area reads ceil(k + 1) taps, bicubic ceil(4k). */
+static void test_footprint(void)
+{
+    for (int i = 0; i < 20; i++) {
+        float a = tref_randf(-3.2f, 3.2f), s = tref_randf(0.05f, 1.0f), kx, ky;
+        float inv[6] = { cosf(a) / s, -sinf(a) / s, 0, sinf(a) / s, cosf(a) / s, 0 };
+        tsk_op op = sample_op(inv, 4, 4, TSK_AREA, TS_BORDER_REPLICATE, 0);
+        tsk_sample_footprint(&op, &kx, &ky);
+        CHECK_NEAR(kx, s > 0.999f ? 1.0f : 1.0f / s, 1e-4 / s);
+        CHECK_NEAR(ky, s > 0.999f ? 1.0f : 1.0f / s, 1e-4 / s);
+        op.u.sample.inv[0] *= s; op.u.sample.inv[1] *= s; op.u.sample.inv[3] *= s; op.u.sample.inv[4] *= s;
+        tsk_sample_footprint(&op, &kx, &ky);
+        CHECK(kx == 1.0f && ky == 1.0f);
+    }
+    {
+        float inv[6] = { 1000, 0, 0, 0, 0.5f, 0 }, kx, ky;
+        tsk_op op = sample_op(inv, 4, 4, TSK_AREA, TS_BORDER_REPLICATE, 0);
+        tsk_sample_footprint(&op, &kx, &ky);
+        CHECK(kx == TSK_MAX_FOOTPRINT && ky == 1.0f);
+    }
+    CHECK_EQ_INT(tsk_sample_taps(TSK_AREA, 1), 2);
+    CHECK_EQ_INT(tsk_sample_taps(TSK_AREA, 4), 5);
+    CHECK_EQ_INT(tsk_sample_taps(TSK_AREA, 2.5f), 4);
+    CHECK_EQ_INT(tsk_sample_taps(TSK_BICUBIC, 1), 4);
+    CHECK_EQ_INT(tsk_sample_taps(TSK_BICUBIC, 2.5f), 10);
+}
+
 /* A NaN coefficient makes sx NaN; ts_coord_clamp sends it to -2^30, which
  * replicate maps to column 0 and constant to the border value. */
 static void test_nan_map(void)
@@ -276,7 +406,7 @@ static void test_out_size_and_bad_parameters(void)
     tsk_out_size(&op, 3, 2, &w, &h);
     CHECK_EQ_INT(w, 5);
     CHECK_EQ_INT(h, 7);
-    op.u.sample.interp = (tsk_interp)3;
+    op.u.sample.interp = TSK_INTERP_COUNT;
     CHECK_EQ_INT(tsk_ref_apply(&op, &src, &dst, &err), TS_E_ARG);
     op.u.sample.interp = TSK_NEAREST;
     op.u.sample.out_w = 6; /* dst is 5 wide: not what the op makes */
@@ -294,6 +424,10 @@ int main(void)
     test_orientations_as_affine();
     test_downscale_is_block_mean();
     test_bilinear_order_bit_exact();
+    test_area_is_block_mean();
+    test_area_is_box_integral();
+    test_bicubic_by_hand();
+    test_footprint();
     test_nan_map();
     test_out_size_and_bad_parameters();
     return check_exit();
