@@ -78,7 +78,7 @@ static int compare_one(cli_opts *o, const char *path, const char *chain_text)
     ts_image in = { 0 }, ref = { 0 }, g = { 0 }, t = { 0 };
     ts_chain *chain = NULL;
     ts_trace *tg = NULL, *tt = NULL;
-    ts_load_opts lo = { o->max_pixels, NULL };
+    ts_load_opts lo = { o->max_pixels, NULL, o->accept_damaged };
     int rc = EXIT_SOME_FAILED, reps = 1;
     if (ts_image_load(path, &lo, &in, &err) != TS_OK || ts_chain_parse(chain_text, &chain, &err) != TS_OK) goto done;
     if (ts_cpu_run(chain, &in, 0, 0, &ref, &err) != TS_OK) goto done;

@@ -254,7 +254,7 @@ static int decode(batch *b, int i, int lane)
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
-    ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->pinned : NULL };
+    ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->pinned : NULL, b->o->accept_damaged };
     double t0 = ts_now();
     ts_status st = ts_image_load(res->input, &lo, &j->in, &e);
     double t1 = ts_now();

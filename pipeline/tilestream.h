@@ -121,8 +121,11 @@ typedef struct ts_image_info {
 } ts_image_info;
 
 typedef struct ts_load_opts {
-    uint64_t max_pixels;            /* 0 = default limit (TS_DEFAULT_MAX_PIXELS) */
+    uint64_t max_pixels;            /* 0 = default limit (TS_DEFAULT_MAX_PIXELS), which also
+                                       refuses decompression bombs (see README) */
     const ts_allocator *allocator;  /* NULL = malloc */
+    int accept_damaged;             /* JPEG: decode corrupt or truncated data as libjpeg
+                                       can (grey fill) instead of refusing the file */
 } ts_load_opts;
 
 #define TS_DEFAULT_MAX_PIXELS (1ull << 30)   /* about 1 gigapixel */
@@ -146,7 +149,9 @@ typedef struct ts_save_opts {
 /* Encode to a temporary file beside path, then rename it into place, so a
  * failure never leaves a half-written file. Formats that cannot hold the
  * image's depth or channels get a converted copy (16 -> 8 bits for JPEG,
- * alpha dropped for JPEG, float for HDR). ICC is written to PNG and JPEG. */
+ * alpha dropped for JPEG, float for HDR). ICC is written to PNG and JPEG.
+ * On success err->status is TS_OK and err->msg is either empty or a note on
+ * what could not be carried (a profile libpng rejects as malformed). */
 ts_status ts_image_save(const char *path, const ts_image *img,
                         const ts_save_opts *opts, ts_err *err);
 
@@ -307,6 +312,7 @@ typedef struct ts_batch_opts {
     int skip_existing, overwrite, dry_run;
     int keep_orientation;     /* 1 = do not apply EXIF orientation */
     uint64_t max_pixels;      /* 0 = TS_DEFAULT_MAX_PIXELS */
+    int accept_damaged;       /* as ts_load_opts.accept_damaged */
     ts_trace *trace;          /* stage events (may be NULL) */
     volatile int *stop;       /* becomes non-zero: stop cleanly (Ctrl-C) */
     /* called once per image as it finishes (from a worker thread, one at a time) */

@@ -591,6 +591,64 @@ static void test_icc_and_orientation(void)
     free(grey);
 }
 
+/* Profiles libpng checks on writing. One that matches an entry of its list
+ * of "known incorrect sRGB profiles" (made here: same length, intent,
+ * Adler-32 and CRC-32 as the HP-Microsoft sRGB v2 profile; see
+ * make_icc.py) must be carried unchanged, as every other reader accepts
+ * it, to PNG from PNG and from JPEG. One libpng finds malformed is left out
+ * with a note, and the image is still written. */
+static void test_icc_libpng_refuses(void)
+{
+    size_t len;
+    unsigned char *hp = ct_read_file(JDIR "/test-hp-srgb-lookalike.icc", &len);
+    CHECK(hp && len == 3144);
+    if (!hp)
+        return;
+    ts_err err = {0};
+    ts_image img = ct_random_image(21, 13, 3, TS_U8), back, again;
+    img.icc = malloc(len);
+    memcpy(img.icc, hp, len);
+    img.icc_len = len;
+
+    CHECK_MSG(ts_image_save(tmp_path("hp.png"), &img, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK_MSG(err.msg[0] == '\0', "unexpected note: %s", err.msg);
+    if (ts_image_load(tmp_path("hp.png"), NULL, &back, &err) == TS_OK) {
+        CHECK_MSG(same_icc(&back, hp, len), "HP-like sRGB profile lost writing PNG");
+        CHECK(ct_same_pixels(&img, &back));
+        /* PNG -> PNG again, and through JPEG -> PNG. */
+        if (save_load(&back, "hp2.png", NULL, &again) == TS_OK)
+            CHECK_MSG(same_icc(&again, hp, len), "profile lost PNG -> PNG");
+        ts_image_free(&again);
+        if (save_load(&back, "hp.jpg", NULL, &again) == TS_OK) {
+            ts_image third;
+            if (save_load(&again, "hp3.png", NULL, &third) == TS_OK)
+                CHECK_MSG(same_icc(&third, hp, len), "profile lost JPEG -> PNG");
+            ts_image_free(&third);
+        }
+        ts_image_free(&again);
+    } else {
+        CHECK_MSG(0, "%s", err.msg);
+    }
+    ts_image_free(&back);
+
+    /* Malformed for libpng: the header's length says 4 bytes more than the
+     * profile has. JPEG carries any bytes; PNG drops it, says so, and still
+     * writes the image. */
+    img.icc[3] += 4;
+    CHECK_MSG(ts_image_save(tmp_path("bad-icc.png"), &img, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK_MSG(strstr(err.msg, "bad-icc.png") && strstr(err.msg, "ICC"), "no note: '%s'", err.msg);
+    fprintf(stderr, "  %s\n", err.msg);
+    if (ts_image_load(tmp_path("bad-icc.png"), NULL, &back, &err) == TS_OK) {
+        CHECK(back.icc == NULL);
+        CHECK(ct_same_pixels(&img, &back));
+    }
+    ts_image_free(&back);
+    CHECK_MSG(ts_image_save(tmp_path("bad-icc.jpg"), &img, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK(err.msg[0] == '\0');
+    ts_image_free(&img);
+    free(hp);
+}
+
 int main(void)
 {
     check_seed();
@@ -600,6 +658,7 @@ int main(void)
     test_png_round_trips();
     test_jpeg_round_trips();
     test_icc_and_orientation();
+    test_icc_libpng_refuses();
     ct_remove_tree(tmpdir);
     ct_tempdir(tmpdir, sizeof tmpdir, "ts_codecs");
     test_stb_writers();
