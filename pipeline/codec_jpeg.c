@@ -72,6 +72,11 @@ static void jpeg_on_error_exit(j_common_ptr cinfo)
         snprintf(job->msg, sizeof job->msg,
                  "%d-bit JPEG (data precision %d): not supported, only 8-bit JPEGs are read",
                  cinfo->err->msg_parm.i[0], cinfo->err->msg_parm.i[0]);
+    } else if (cinfo->err->msg_code == JERR_IMAGE_TOO_BIG) {
+        job->status = TS_E_LIMIT;
+        snprintf(job->msg, sizeof job->msg,
+                 "the header claims more than libjpeg's limit of %d pixels a side",
+                 cinfo->err->msg_parm.i[0]);
     }
     longjmp(job->jump, 1);
 }
@@ -137,8 +142,8 @@ static ts_status jpeg_read_error(jpeg_job *job, ts_err *err)
         return ts_err_set(err, TS_E_CORRUPT,
                           "%s: damaged JPEG: %s (refused; --accept-damaged decodes what is there)",
                           job->path, job->msg);
-    if (job->status == TS_E_FORMAT)
-        return ts_err_set(err, TS_E_FORMAT, "%s: %s", job->path, job->msg);
+    if (job->status == TS_E_FORMAT || job->status == TS_E_LIMIT)
+        return ts_err_set(err, job->status, "%s: %s", job->path, job->msg);
     return ts_err_set(err, job->status, "%s: corrupt JPEG: %s", job->path, job->msg);
 }
 
