@@ -7,3 +7,4 @@ ts_add_test(test_codecs SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_codecs.c LABELS c
 ts_add_test(test_badinput SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_badinput.c LABELS cpu)
 ts_add_test(test_save SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_save.c LABELS cpu)
 ts_add_test(test_bombs SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bombs.c LABELS cpu)
+ts_add_test(test_fuzz_regressions SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuzz_regressions.c LABELS cpu)
