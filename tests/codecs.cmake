@@ -8,3 +8,6 @@ ts_add_test(test_badinput SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_badinput.c LABE
 ts_add_test(test_save SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_save.c LABELS cpu)
 ts_add_test(test_bombs SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bombs.c LABELS cpu)
 ts_add_test(test_fuzz_regressions SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuzz_regressions.c LABELS cpu)
+# The loaders' refusals through the command line.
+add_test(NAME test_cli_loaders COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_loaders.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_cli_loaders PROPERTIES LABELS cpu)
