@@ -79,6 +79,19 @@ int ts_exif_orientation(const unsigned char *tiff, size_t len);
  * writers. out must hold TS_EXIF_ORIENT_BYTES bytes; returns that size. */
 #define TS_EXIF_ORIENT_BYTES 26
 size_t ts_exif_make_orientation(unsigned char *out, int orientation);
+/* Rewrite IFD0's orientation value in place; 0 when there is no valid
+ * orientation entry (nothing changed). */
+int ts_exif_set_orientation(unsigned char *tiff, size_t len, int orientation);
+/* The EXIF block a writer stores for img (malloc'd, *len set), or NULL for
+ * none: img's own EXIF with its orientation tag set to img->orientation,
+ * or, without one, a minimal block when the orientation is not 1. */
+unsigned char *ts_exif_for_output(const ts_image *img, size_t *len);
+
+/* XMP in JPEG: an APP1 segment starting with this (29 bytes with the NUL);
+ * in PNG: an iTXt chunk with this keyword. */
+#define TS_XMP_JPEG_ID "http://ns.adobe.com/xap/1.0/"
+#define TS_XMP_JPEG_ID_LEN 29
+#define TS_XMP_PNG_KEY "XML:com.adobe.xmp"
 
 /* The ICC profile's data colour space fits an image of c channels
  * ('GRAY' for 1-2 channels, 'RGB ' for 3-4). Writers embed only those. */

@@ -176,6 +176,30 @@ static int jpeg_orientation(const struct jpeg_decompress_struct *d)
     return 1;
 }
 
+/* The payload of the first APP1 segment that starts with id (id_len bytes,
+ * its NUL included), or NULL. */
+static const unsigned char *jpeg_app1(const struct jpeg_decompress_struct *d, const char *id,
+                                      size_t id_len, size_t *len)
+{
+    for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next) {
+        if (m->marker == EXIF_MARKER && m->data_length > id_len && memcmp(m->data, id, id_len) == 0) {
+            *len = m->data_length - id_len;
+            return m->data + id_len;
+        }
+    }
+    return NULL;
+}
+
+/* Keep the EXIF block and the XMP packet for the writers. */
+static ts_status jpeg_copy_metadata(jpeg_job *job)
+{
+    ts_image src;
+    memset(&src, 0, sizeof src);
+    src.exif = (unsigned char *)jpeg_app1(&job->d, "Exif\0", 6, &src.exif_len);
+    src.xmp = (unsigned char *)jpeg_app1(&job->d, TS_XMP_JPEG_ID, TS_XMP_JPEG_ID_LEN, &src.xmp_len);
+    return ts_image_copy_metadata(job->img, &src, NULL);
+}
+
 static void jpeg_read_header_and_markers(jpeg_job *job)
 {
     struct jpeg_decompress_struct *d = &job->d;
@@ -332,6 +356,8 @@ static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
         job->img->icc_len = icc_len;
     }
     job->img->orientation = jpeg_orientation(d);
+    if (jpeg_copy_metadata(job) != TS_OK)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the EXIF and XMP data", job->path);
 
     jpeg_start_decompress(d);
     jpeg_read_rows(job);
@@ -427,15 +453,42 @@ static void jpeg_convert_row(const ts_image *img, int y, int out_c, unsigned cha
             out[x * out_c + i] = sample_to_u8(img, row, (size_t)x * (size_t)img->c + (size_t)i);
 }
 
+/* One APP1 segment: id (its NUL included) then data. A segment holds at
+ * most 65533 bytes; what does not fit is left out (EXIF falls back to the
+ * orientation alone; extended XMP is not written). */
+static int jpeg_write_app1(jpeg_job *job, const char *id, size_t id_len, const unsigned char *data,
+                           size_t len)
+{
+    if (len > 65533 - id_len)
+        return 0;
+    jpeg_write_m_header(&job->cw, EXIF_MARKER, (unsigned int)(id_len + len));
+    for (size_t i = 0; i < id_len; i++)
+        jpeg_write_m_byte(&job->cw, (unsigned char)id[i]);
+    for (size_t i = 0; i < len; i++)
+        jpeg_write_m_byte(&job->cw, data[i]);
+    return 1;
+}
+
+static void jpeg_write_exif(jpeg_job *job)
+{
+    size_t len = 0;
+    unsigned char *exif = ts_exif_for_output(job->src, &len);
+    int written = exif && jpeg_write_app1(job, "Exif\0", 6, exif, len);
+    free(exif);
+    int o = job->src->orientation;
+    if (!written && o >= 2 && o <= 8) {
+        unsigned char block[TS_EXIF_ORIENT_BYTES];
+        len = ts_exif_make_orientation(block, o);
+        jpeg_write_app1(job, "Exif\0", 6, block, len);
+    }
+}
+
 static void jpeg_write_extras(jpeg_job *job)
 {
     const ts_image *img = job->src;
-    if (img->orientation >= 2 && img->orientation <= 8) {
-        unsigned char exif[6 + TS_EXIF_ORIENT_BYTES];
-        memcpy(exif, "Exif\0\0", 6);
-        size_t n = 6 + ts_exif_make_orientation(exif + 6, img->orientation);
-        jpeg_write_marker(&job->cw, EXIF_MARKER, exif, (unsigned int)n);
-    }
+    jpeg_write_exif(job);
+    if (img->xmp && img->xmp_len)
+        jpeg_write_app1(job, TS_XMP_JPEG_ID, TS_XMP_JPEG_ID_LEN, img->xmp, img->xmp_len);
     if (img->icc && ts_icc_fits(img->icc, img->icc_len, img->c))
         jpeg_write_icc_profile(&job->cw, img->icc, (unsigned int)img->icc_len);
 }

@@ -39,6 +39,8 @@ typedef struct png_job {
     const ts_image *src;
     int level;
     unsigned char *scratch;
+    unsigned char *exif;    /* the eXIf block being written */
+    char *xmp;              /* the XMP packet being written, NUL-terminated */
     int icc_dropped;        /* libpng would not take the profile */
 } png_job;
 
@@ -125,6 +127,23 @@ static int png_orientation(png_job *job)
     }
 #endif
     return 1;
+}
+
+/* Keep the eXIf block for the writers. */
+static ts_status png_copy_exif(png_job *job)
+{
+#ifdef PNG_eXIf_SUPPORTED
+    png_uint_32 n = 0;
+    png_bytep exif = NULL;
+    if (png_get_eXIf_1(job->png, job->info, &n, &exif) && exif && n) {
+        ts_image src;
+        memset(&src, 0, sizeof src);
+        src.exif = exif;
+        src.exif_len = n;
+        return ts_image_copy_metadata(job->img, &src, NULL);
+    }
+#endif
+    return TS_OK;
 }
 
 static size_t png_icc_len(png_job *job)
@@ -264,8 +283,8 @@ static ts_status png_load_body(png_job *job, ts_err *err)
     png_read_end(job->png, job->info);
 
     job->img->orientation = png_orientation(job);
-    if (png_copy_icc(job) != TS_OK)
-        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the ICC profile", job->path);
+    if (png_copy_icc(job) != TS_OK || png_copy_exif(job) != TS_OK)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the ICC profile or EXIF", job->path);
     return TS_OK;
 }
 
@@ -384,6 +403,36 @@ static void png_write_icc(png_job *job)
     job->icc_dropped = !png_get_valid(job->png, job->info, PNG_INFO_iCCP);
 }
 
+/* The input's EXIF (its orientation tag set to the image's orientation)
+ * as eXIf, and its XMP packet as the iTXt chunk XMP readers look for. The
+ * buffers must live until png_write_info; the job frees them. XMP in PNG
+ * input is not read (iTXt chunks are skipped, see png_skipped_chunks). */
+static void png_write_metadata(png_job *job)
+{
+    const ts_image *img = job->src;
+#ifdef PNG_eXIf_SUPPORTED
+    size_t len = 0;
+    job->exif = ts_exif_for_output(img, &len);
+    if (job->exif && len <= 0x7fffffff)
+        png_set_eXIf_1(job->png, job->info, (png_uint_32)len, job->exif);
+#endif
+#ifdef PNG_iTXt_SUPPORTED
+    /* libpng takes the text's length from strlen: a terminated copy. */
+    if (img->xmp && img->xmp_len && (job->xmp = malloc(img->xmp_len + 1)) != NULL) {
+        memcpy(job->xmp, img->xmp, img->xmp_len);
+        job->xmp[img->xmp_len] = '\0';
+        png_text text;
+        memset(&text, 0, sizeof text);
+        text.compression = PNG_ITXT_COMPRESSION_NONE;
+        text.key = (png_charp)TS_XMP_PNG_KEY;
+        text.text = (png_charp)job->xmp;
+        text.lang = (png_charp)"";
+        text.lang_key = (png_charp)"";
+        png_set_text(job->png, job->info, &text, 1);
+    }
+#endif
+}
+
 static void png_write_body(png_job *job)
 {
     const ts_image *img = job->src;
@@ -395,13 +444,7 @@ static void png_write_body(png_job *job)
                  png_color_types[img->c], PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_icc(job);
-#ifdef PNG_eXIf_SUPPORTED
-    unsigned char exif[TS_EXIF_ORIENT_BYTES];
-    if (img->orientation >= 2 && img->orientation <= 8) {
-        ts_exif_make_orientation(exif, img->orientation);
-        png_set_eXIf_1(png, job->info, (png_uint_32)sizeof exif, exif);
-    }
-#endif
+    png_write_metadata(job);
     png_write_info(png, job->info);
     if (depth == 16 && host_is_little_endian())
         png_set_swap(png);
@@ -457,6 +500,8 @@ ts_status ts_png_save(FILE *f, const char *path, const ts_image *img, int level,
     ts_status st = png_guarded_write(&job, err);
     png_destroy_write_struct(&job.png, &job.info);
     free(job.scratch);
+    free(job.exif);
+    free(job.xmp);
     if (st == TS_OK && job.icc_dropped)
         ts_err_set(err, TS_OK, "%s: written without its ICC profile, which libpng rejects (%s)",
                    path, job.warning);

@@ -76,6 +76,11 @@ typedef struct ts_image {
     unsigned char *icc; /* ICC profile bytes (malloc'd) or NULL */
     size_t icc_len;
     ts_allocator alloc; /* who owns data (zeroed = malloc/free) */
+    unsigned char *exif;/* EXIF as a TIFF block ("MM\0*..."; malloc'd) or NULL. Writers set
+                           its orientation tag to `orientation` */
+    size_t exif_len;
+    unsigned char *xmp; /* XMP packet (malloc'd) or NULL */
+    size_t xmp_len;
 } ts_image;
 
 /* Bytes of one pixel and the largest channel value (255, 65535, 1.0). */
@@ -87,8 +92,11 @@ double ts_type_max(ts_type t);
 ts_status ts_image_alloc(ts_image *img, int w, int h, int c, ts_type t,
                          uint64_t max_pixels, const ts_allocator *a, ts_err *err);
 void ts_image_free(ts_image *img);
-/* Copy pixels, orientation and ICC into a fresh malloc'd image. */
+/* Copy pixels, orientation and metadata into a fresh malloc'd image. */
 ts_status ts_image_clone(ts_image *dst, const ts_image *src, ts_err *err);
+/* Give dst copies of src's ICC profile, EXIF and XMP where dst has none
+ * (an output made from src); orientation is left alone. */
+ts_status ts_image_copy_metadata(ts_image *dst, const ts_image *src, ts_err *err);
 
 /* ---------------------------------------------------------------- codecs */
 

@@ -51,5 +51,19 @@ cp "$src/samples/patterns/checker-512.png" "$work/mixed/"
 expect_rc 1 "a folder of hostile files and one good one" "$ts" run "$work/mixed" -o "$work/o6" --device cpu
 [ -n "$(find "$work/o6" -name 'checker-512.png')" ] || { echo "FAIL: the good image was not done"; fails=$((fails + 1)); }
 
+# EXIF kept through run: the orientation applied and its tag set to 1, the
+# other tags (Make=tilestream) still there; with --keep-orientation the tag stays.
+for fmt in jpg png; do
+    expect_rc 0 "run keeps EXIF ($fmt)" "$ts" run "$src/tests/data/jpeg/orient6.jpg" -o "$work/e-$fmt" --device cpu --format "$fmt"
+    out=$(find "$work/e-$fmt" -name "orient6.$fmt")
+    expect_rc 0 "info on the output" "$ts" info "$out"
+    contains "$work/out.txt" "32x48"
+    contains "$work/out.txt" "orientation 1"
+    grep -q tilestream "$out" || { echo "FAIL: $out lost its EXIF"; fails=$((fails + 1)); }
+done
+expect_rc 0 "run --keep-orientation" "$ts" run "$src/tests/data/jpeg/orient6.jpg" -o "$work/k" --device cpu --keep-orientation
+expect_rc 0 "info on the output" "$ts" info "$(find "$work/k" -name orient6.jpg)"
+contains "$work/out.txt" "orientation 6"
+
 if [ "$fails" -ne 0 ]; then echo "cli loaders: $fails failures"; exit 1; fi
 echo "cli loaders: all passed"
