@@ -2,8 +2,9 @@
  * orientation and ICC profile parsing included) on arbitrary bytes, at
  * the default limits, strict and accepting damaged data. A successful
  * decode is written again as PNG (lossless: same pixels back) and as JPEG
- * (it must load back with the same ICC profile). The EXIF parser also gets
- * the raw bytes. */
+ * (it must load back with the same ICC profile, and the EXIF block it had
+ * with only the orientation rewritten). The EXIF parser also gets the raw
+ * bytes. */
 #include "fuzz_common.h"
 
 static void round_trip(const ts_image *img)
@@ -25,6 +26,12 @@ static void round_trip(const ts_image *img)
             abort();
         if (img->icc_len && ts_icc_fits(img->icc, img->icc_len, img->c) &&
             (back.icc_len != img->icc_len || memcmp(back.icc, img->icc, img->icc_len) != 0))
+            abort();
+        if (img->exif && img->exif_len <= 65000 && back.exif_len != img->exif_len &&
+            ts_exif_orientation(img->exif, img->exif_len))
+            abort();
+        if (img->xmp && img->xmp_len <= 65000 &&
+            (back.xmp_len != img->xmp_len || memcmp(back.xmp, img->xmp, img->xmp_len) != 0))
             abort();
         ts_image_free(&back);
         free(jpg);
@@ -56,6 +63,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int o = ts_exif_orientation(data, size);
     if (o < 0 || o > 8)
         abort();
+    /* Rewriting the tag in place: found exactly when it was read. */
+    unsigned char *copy = malloc(size ? size : 1);
+    if (copy) {
+        memcpy(copy, data, size);
+        int n = 1 + (int)(size % 8);
+        if (ts_exif_set_orientation(copy, size, n) != (o != 0) ||
+            (o && ts_exif_orientation(copy, size) != n))
+            abort();
+        free(copy);
+    }
 
     ts_err err = {0};
     ts_image_info info;
