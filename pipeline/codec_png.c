@@ -384,9 +384,9 @@ static void png_row_from_float(const ts_image *img, int y, uint16_t *out)
  * (the 1998 HP-Microsoft sRGB profile that many real photos carry, and
  * which every other reader accepts), and it errors on any profile it finds
  * malformed. So the sRGB list check is skipped (the profile is carried
- * as is), and for the rest libpng's application errors are warnings while
- * the profile is set: a profile it still rejects is dropped and the image
- * written without it (job->icc_dropped says so). */
+ * as is), and libpng's application errors are made warnings: a profile it
+ * still rejects is dropped and the image written without it
+ * (job->icc_dropped says so). */
 static void png_write_icc(png_job *job)
 {
     const ts_image *img = job->src;
