@@ -22,6 +22,7 @@ typedef struct cli_opts {
     int quality, png_level;
     int skip_existing, overwrite, dry_run, keep_orientation;
     uint64_t max_pixels;
+    int accept_damaged;         /* --accept-damaged */
     const char *report, *trace, *timeline, *json;
     const char *diff_out, *html;  /* compare: heat maps folder, page */
     int quiet, verbose;

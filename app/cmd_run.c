@@ -123,6 +123,7 @@ int cmd_run(cli_opts *o)
     bo.dry_run = o->dry_run;
     bo.keep_orientation = o->keep_orientation;
     bo.max_pixels = o->max_pixels;
+    bo.accept_damaged = o->accept_damaged;
     bo.trace = trace;
     bo.stop = &interrupted;
     bo.on_image = on_image;

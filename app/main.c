@@ -37,6 +37,7 @@ static const char *const USAGE_RUN =
     "  --dry-run            list what would be done\n"
     "  --keep-orientation   do not apply the EXIF orientation\n"
     "  --max-pixels N       refuse larger images (default 1073741824)\n"
+    "  --accept-damaged     decode corrupt or truncated JPEGs as far as possible (default: refuse)\n"
     "  --report FILE.json   per-image and per-stage figures\n"
     "  --trace FILE.json    Chrome trace (Perfetto, chrome://tracing): one lane per stream and worker\n"
     "  --timeline FILE.svg  the same timeline as a picture\n"
@@ -187,6 +188,7 @@ int cli_parse(int argc, char **argv, int first, const char *command, cli_opts *o
         else if (!strcmp(a, "--overwrite")) o->overwrite = 1;
         else if (!strcmp(a, "--dry-run")) o->dry_run = 1;
         else if (!strcmp(a, "--keep-orientation")) o->keep_orientation = 1;
+        else if (!strcmp(a, "--accept-damaged")) o->accept_damaged = 1;
         else if (!strcmp(a, "--report")) { NEED_VALUE(); o->report = v; }
         else if (!strcmp(a, "--trace")) { NEED_VALUE(); o->trace = v; }
         else if (!strcmp(a, "--timeline")) { NEED_VALUE(); o->timeline = v; }

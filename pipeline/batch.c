@@ -254,7 +254,7 @@ static int decode(batch *b, int i, int lane)
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
-    ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->pinned : NULL };
+    ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->pinned : NULL, b->o->accept_damaged };
     double t0 = ts_now();
     ts_status st = ts_image_load(res->input, &lo, &j->in, &e);
     double t1 = ts_now();
@@ -296,13 +296,10 @@ static void encode(batch *b, int i, int lane)
     ts_image_result *res = &b->r->images[i];
     ts_err e = { 0 };
     ts_save_opts so = { j->out_format, b->o->quality, b->o->png_level, 0 };
-    if (!j->out.icc && j->in.icc && j->in.icc_len) { /* carry the profile over */
-        j->out.icc = malloc(j->in.icc_len);
-        if (j->out.icc) {
-            memcpy(j->out.icc, j->in.icc, j->in.icc_len);
-            j->out.icc_len = j->in.icc_len;
-        }
-    }
+    /* Carry the ICC profile, EXIF and XMP over; the writers set the EXIF
+     * orientation to 1 where the chain applied it, else keep the input's. */
+    ts_image_copy_metadata(&j->out, &j->in, NULL);
+    if (b->o->keep_orientation) j->out.orientation = j->in.orientation;
     res->out_w = j->out.w; res->out_h = j->out.h;
     double t0 = ts_now();
     ts_status st = make_parent_dirs(res->output, &e);

@@ -28,18 +28,61 @@ int ts_icc_fits(const unsigned char *icc, size_t len, int c)
 
 /* ------------------------------------------------------------- reading */
 
+uint64_t ts_bomb_budget(uint64_t file_bytes)
+{
+    if (file_bytes > UINT64_MAX / TS_BOMB_RATIO)
+        return UINT64_MAX;
+    uint64_t by_ratio = file_bytes * TS_BOMB_RATIO;
+    return by_ratio > TS_BOMB_FLOOR_BYTES ? by_ratio : TS_BOMB_FLOOR_BYTES;
+}
+
+static double megabytes(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+ts_status ts_check_decode_size(const char *path, const ts_load_limits *lim, int w, int h, int c,
+                               ts_type t, uint64_t work_bytes, ts_err *err)
+{
+    if (w <= 0 || h <= 0)
+        return ts_err_set(err, TS_E_CORRUPT, "%s: image size %dx%d is not positive", path, w, h);
+    uint64_t pixels = (uint64_t)w * (uint64_t)h;   /* both below 2^31: no overflow */
+    if (lim->max_pixels && pixels > lim->max_pixels)
+        return ts_err_set(err, TS_E_LIMIT,
+                          "%s: image of %dx%d (%llu pixels) is over the limit of %llu pixels",
+                          path, w, h, (unsigned long long)pixels,
+                          (unsigned long long)lim->max_pixels);
+    /* pixels < 2^62 and c * t <= 16: the product can still overflow, so
+     * saturate rather than wrap. */
+    uint64_t per_pixel = (uint64_t)c * (uint64_t)t;
+    uint64_t need = pixels > UINT64_MAX / per_pixel ? UINT64_MAX : pixels * per_pixel;
+    need = need > UINT64_MAX - work_bytes ? UINT64_MAX : need + work_bytes;
+    if (lim->max_bytes && need > lim->max_bytes)
+        return ts_err_set(err, TS_E_LIMIT,
+                          "%s: a %dx%d image from a %llu-byte file needs %.0f MB to decode, over the "
+                          "%.0f MB allowed for a file of that size (a likely decompression bomb; "
+                          "an explicit pixel limit lifts this check)",
+                          path, w, h, (unsigned long long)lim->file_bytes, megabytes(need),
+                          megabytes(lim->max_bytes));
+    return TS_OK;
+}
+
 /* Open path for reading and tell its format from the first bytes. On
- * success *out is open and positioned at the start. */
-static ts_status open_image(const char *path, FILE **out, ts_format *format, ts_err *err)
+ * success *out is open and positioned at the start, and *size is the
+ * file's size (0 when it is not a regular file). */
+static ts_status open_image(const char *path, FILE **out, ts_format *format, uint64_t *size,
+                            ts_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return ts_err_set(err, TS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    int have_stat = fstat(fileno(f), &st) == 0;
+    if (have_stat && S_ISDIR(st.st_mode)) {
         fclose(f);
         return ts_err_set(err, TS_E_IO, "%s: is a directory, not an image", path);
     }
+    *size = have_stat && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
     unsigned char head[TS_SNIFF_BYTES];
     size_t n = fread(head, 1, sizeof head, f);
     if (ferror(f)) {
@@ -69,8 +112,9 @@ ts_status ts_image_probe(const char *path, ts_image_info *info, ts_err *err)
 {
     FILE *f = NULL;
     ts_format fmt;
+    uint64_t size;
     memset(info, 0, sizeof *info);
-    ts_status st = open_image(path, &f, &fmt, err);
+    ts_status st = open_image(path, &f, &fmt, &size, err);
     if (st != TS_OK)
         return st;
     if (fmt == TS_FMT_PNG)
@@ -86,16 +130,22 @@ ts_status ts_image_load(const char *path, const ts_load_opts *opts,
 {
     FILE *f = NULL;
     ts_format fmt;
+    ts_load_limits lim = {0};
     memset(img, 0, sizeof *img);
-    uint64_t max_pixels = opts && opts->max_pixels ? opts->max_pixels : TS_DEFAULT_MAX_PIXELS;
     const ts_allocator *a = opts ? opts->allocator : NULL;
-    ts_status st = open_image(path, &f, &fmt, err);
+    ts_status st = open_image(path, &f, &fmt, &lim.file_bytes, err);
     if (st != TS_OK)
         return st;
+    /* An explicit pixel limit is the caller's word on how large an image
+     * may be; only the default one comes with the bomb guard. */
+    lim.max_pixels = opts && opts->max_pixels ? opts->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    if (!(opts && opts->max_pixels) && lim.file_bytes)
+        lim.max_bytes = ts_bomb_budget(lim.file_bytes);
+    lim.accept_damaged = opts ? opts->accept_damaged : 0;
     if (fmt == TS_FMT_PNG)
-        st = ts_png_load(f, path, max_pixels, a, img, err);
+        st = ts_png_load(f, path, &lim, a, img, err);
     else
-        st = ts_jpeg_load(f, path, max_pixels, a, img, err);
+        st = ts_jpeg_load(f, path, &lim, a, img, err);
     fclose(f);
     return st;
 }
@@ -218,6 +268,10 @@ ts_status ts_image_save(const char *path, const ts_image *img,
                         const ts_save_opts *opts, ts_err *err)
 {
     save_params p;
+    if (err) {
+        err->status = TS_OK;
+        err->msg[0] = '\0';
+    }
     ts_status st = check_image(path, img, err);
     if (st == TS_OK)
         st = resolve_opts(path, opts, &p, err);

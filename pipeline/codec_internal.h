@@ -16,16 +16,51 @@
 #define TS_SNIFF_BYTES 32
 ts_format ts_format_sniff(const unsigned char *buf, size_t n);
 
+/* What a decoder may spend on one file, and how strict it is.
+ *
+ * max_pixels refuses images with more pixels (always set when loading).
+ * max_bytes caps the memory the decode needs: the image plus the decoder's
+ * own buffers (libjpeg's coefficient arrays for progressive files, libpng's
+ * row buffers); 0 = no cap. At the default limits ts_image_load sets it from
+ * the file's size (see ts_bomb_budget), so that a small file cannot claim
+ * gigabytes. file_bytes is the input's size (0 = unknown). accept_damaged
+ * decodes JPEGs that libjpeg can only decode by guessing (corrupt entropy
+ * data, a truncated file) instead of refusing them. */
+typedef struct ts_load_limits {
+    uint64_t max_pixels;
+    uint64_t max_bytes;
+    uint64_t file_bytes;
+    int accept_damaged;
+} ts_load_limits;
+
+/* The decompression-bomb guard used at the default limits: a decode may
+ * need up to TS_BOMB_FLOOR_BYTES whatever the file's size, and beyond
+ * that at most TS_BOMB_RATIO bytes per byte of file. Real photos and
+ * scans stay far below that ratio (PNG photos 2-4:1, JPEG 5-30:1, flat
+ * screenshots up to ~100:1 and under the floor anyway); a zlib bomb reaches
+ * 1032:1, a JPEG claiming 30000x30000 from a few KB far more. With this a
+ * file under 1 MB never needs more than 256 MiB. */
+#define TS_BOMB_FLOOR_BYTES (256ull << 20)
+#define TS_BOMB_RATIO 256ull
+uint64_t ts_bomb_budget(uint64_t file_bytes);
+
+/* Check an image about to be decoded against the limits: w x h pixels of c
+ * channels of type t, plus work_bytes of decoder buffers. Call before any
+ * allocation that depends on the size. Fills err with "path: cause". */
+ts_status ts_check_decode_size(const char *path, const ts_load_limits *lim, int w, int h, int c,
+                               ts_type t, uint64_t work_bytes, ts_err *err);
+
 /* PNG (codec_png.c) */
+#define TS_PNG_CHUNK_MAX (8u << 20)     /* the largest ancillary chunk we keep */
 ts_status ts_png_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err);
-ts_status ts_png_load(FILE *f, const char *path, uint64_t max_pixels,
+ts_status ts_png_load(FILE *f, const char *path, const ts_load_limits *lim,
                       const ts_allocator *a, ts_image *img, ts_err *err);
 ts_status ts_png_save(FILE *f, const char *path, const ts_image *img, int level, ts_err *err);
 
 /* JPEG (codec_jpeg.c) */
 #define TS_JPEG_MAX_SCANS 1000
 ts_status ts_jpeg_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err);
-ts_status ts_jpeg_load(FILE *f, const char *path, uint64_t max_pixels,
+ts_status ts_jpeg_load(FILE *f, const char *path, const ts_load_limits *lim,
                        const ts_allocator *a, ts_image *img, ts_err *err);
 ts_status ts_jpeg_save(FILE *f, const char *path, const ts_image *img,
                        int quality, int progressive, ts_err *err);
@@ -44,6 +79,19 @@ int ts_exif_orientation(const unsigned char *tiff, size_t len);
  * writers. out must hold TS_EXIF_ORIENT_BYTES bytes; returns that size. */
 #define TS_EXIF_ORIENT_BYTES 26
 size_t ts_exif_make_orientation(unsigned char *out, int orientation);
+/* Rewrite IFD0's orientation value in place; 0 when there is no valid
+ * orientation entry (nothing changed). */
+int ts_exif_set_orientation(unsigned char *tiff, size_t len, int orientation);
+/* The EXIF block a writer stores for img (malloc'd, *len set), or NULL for
+ * none: img's own EXIF with its orientation tag set to img->orientation,
+ * or, without one, a minimal block when the orientation is not 1. */
+unsigned char *ts_exif_for_output(const ts_image *img, size_t *len);
+
+/* XMP in JPEG: an APP1 segment starting with this (29 bytes with the NUL);
+ * in PNG: an iTXt chunk with this keyword. */
+#define TS_XMP_JPEG_ID "http://ns.adobe.com/xap/1.0/"
+#define TS_XMP_JPEG_ID_LEN 29
+#define TS_XMP_PNG_KEY "XML:com.adobe.xmp"
 
 /* The ICC profile's data colour space fits an image of c channels
  * ('GRAY' for 1-2 channels, 'RGB ' for 3-4). Writers embed only those. */

@@ -8,11 +8,20 @@
  * libjpeg reports a fatal error by calling error_exit, which must not
  * return: ours records the message and longjmps to the one function that
  * called setjmp; jpeg_destroy then frees everything libjpeg allocated.
- * Warnings are not printed. One warning is fatal for us: "premature end of
- * data", because libjpeg would otherwise fill the rest of a truncated file
- * with grey and call it a success. Hostile progressive files can hold
- * thousands of tiny scans that each cost a pass over the whole image; the
- * progress monitor stops after TS_JPEG_MAX_SCANS. */
+ *
+ * libjpeg's warnings mean it met corrupt data and guessed (a truncated
+ * file or a damaged segment filled with grey, a bad Huffman code skipped):
+ * like `djpeg -strict`, loading treats each one as an error unless the
+ * caller accepts damaged files. Warnings about metadata only (a bad ICC
+ * marker, an unknown JFIF version) never refuse the pixels. Hostile
+ * progressive files can hold thousands of tiny scans that each cost a pass
+ * over the whole image; the progress monitor stops after TS_JPEG_MAX_SCANS.
+ *
+ * Size: before allocating anything by size, the claimed dimensions are
+ * checked against the pixel limit and the memory limit (the image plus
+ * libjpeg's whole-image coefficient arrays when the file needs them), and,
+ * when damaged files are refused, against what the file can hold: see
+ * jpeg_file_can_hold. */
 #include "codec_internal.h"
 
 #include <errno.h>
@@ -34,11 +43,14 @@ typedef struct jpeg_job {
     FILE *f;
     ts_status status;               /* what a jump means (set before jumping) */
     int truncated;                  /* the jump was for premature end of data */
+    int damaged;                    /* the jump was for a libjpeg warning */
+    int accept_damaged;             /* warnings are not fatal */
+    int probing;                    /* header only: only the end of the file is fatal */
     char msg[JMSG_LENGTH_MAX];
     int err_no;
     /* reading */
     struct jpeg_decompress_struct d;
-    uint64_t max_pixels;
+    const ts_load_limits *lim;
     const ts_allocator *alloc;
     ts_image *img;
     ts_image_info *probe;
@@ -53,20 +65,44 @@ static void jpeg_on_error_exit(j_common_ptr cinfo)
     jpeg_job *job = (jpeg_job *)cinfo->err;
     job->err_no = errno;
     (*cinfo->err->format_message)(cinfo, job->msg);
+    if (cinfo->err->msg_code == JERR_BAD_PRECISION) {
+        /* 12- and 16-bit JPEGs are valid files this libjpeg build cannot
+         * decode: unsupported, not corrupt. */
+        job->status = TS_E_FORMAT;
+        snprintf(job->msg, sizeof job->msg,
+                 "%d-bit JPEG (data precision %d): not supported, only 8-bit JPEGs are read",
+                 cinfo->err->msg_parm.i[0], cinfo->err->msg_parm.i[0]);
+    } else if (cinfo->err->msg_code == JERR_IMAGE_TOO_BIG) {
+        job->status = TS_E_LIMIT;
+        snprintf(job->msg, sizeof job->msg,
+                 "the header claims more than libjpeg's limit of %d pixels a side",
+                 cinfo->err->msg_parm.i[0]);
+    }
     longjmp(job->jump, 1);
+}
+
+/* Warnings that concern metadata only; the pixels are as the file says. */
+static int jpeg_warning_is_harmless(int code)
+{
+    return code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC;
 }
 
 static void jpeg_on_message(j_common_ptr cinfo, int level)
 {
     jpeg_job *job = (jpeg_job *)cinfo->err;
+    int code = cinfo->err->msg_code;
     if (level >= 0)
         return;                     /* trace messages */
-    if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
-        job->status = TS_E_CORRUPT;
+    cinfo->err->num_warnings++;
+    if (job->accept_damaged || jpeg_warning_is_harmless(code) || (job->probing && code != JWRN_JPEG_EOF))
+        return;                     /* keep going, quietly */
+    job->status = TS_E_CORRUPT;
+    if (code == JWRN_JPEG_EOF)
         job->truncated = 1;
-        longjmp(job->jump, 1);
-    }
-    cinfo->err->num_warnings++;     /* recoverable corruption: keep going, quietly */
+    else
+        job->damaged = 1;
+    (*cinfo->err->format_message)(cinfo, job->msg);
+    longjmp(job->jump, 1);
 }
 
 static void jpeg_on_progress(j_common_ptr cinfo)
@@ -102,6 +138,12 @@ static ts_status jpeg_read_error(jpeg_job *job, ts_err *err)
         return ts_err_set(err, TS_E_IO, "%s: read error: %s", job->path, strerror(job->err_no));
     if (job->truncated)
         return ts_err_set(err, TS_E_CORRUPT, "%s: truncated JPEG (the file ends early)", job->path);
+    if (job->damaged)
+        return ts_err_set(err, TS_E_CORRUPT,
+                          "%s: damaged JPEG: %s (refused; --accept-damaged decodes what is there)",
+                          job->path, job->msg);
+    if (job->status == TS_E_FORMAT || job->status == TS_E_LIMIT)
+        return ts_err_set(err, job->status, "%s: %s", job->path, job->msg);
     return ts_err_set(err, job->status, "%s: corrupt JPEG: %s", job->path, job->msg);
 }
 
@@ -132,6 +174,30 @@ static int jpeg_orientation(const struct jpeg_decompress_struct *d)
             return o;
     }
     return 1;
+}
+
+/* The payload of the first APP1 segment that starts with id (id_len bytes,
+ * its NUL included), or NULL. */
+static const unsigned char *jpeg_app1(const struct jpeg_decompress_struct *d, const char *id,
+                                      size_t id_len, size_t *len)
+{
+    for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next) {
+        if (m->marker == EXIF_MARKER && m->data_length > id_len && memcmp(m->data, id, id_len) == 0) {
+            *len = m->data_length - id_len;
+            return m->data + id_len;
+        }
+    }
+    return NULL;
+}
+
+/* Keep the EXIF block and the XMP packet for the writers. */
+static ts_status jpeg_copy_metadata(jpeg_job *job)
+{
+    ts_image src;
+    memset(&src, 0, sizeof src);
+    src.exif = (unsigned char *)jpeg_app1(&job->d, "Exif\0", 6, &src.exif_len);
+    src.xmp = (unsigned char *)jpeg_app1(&job->d, TS_XMP_JPEG_ID, TS_XMP_JPEG_ID_LEN, &src.xmp_len);
+    return ts_image_copy_metadata(job->img, &src, NULL);
 }
 
 static void jpeg_read_header_and_markers(jpeg_job *job)
@@ -204,6 +270,61 @@ static void jpeg_read_rows(jpeg_job *job)
     }
 }
 
+/* 8x8 blocks of component ci, as libjpeg lays them out. */
+static uint64_t jpeg_blocks(const struct jpeg_decompress_struct *d, int ci)
+{
+    return (uint64_t)d->comp_info[ci].width_in_blocks * d->comp_info[ci].height_in_blocks;
+}
+
+/* libjpeg's whole-image coefficient arrays (one 16-bit coefficient per
+ * sample of every component) exist for progressive files and for
+ * sequential files whose components come in separate scans. */
+static uint64_t jpeg_work_bytes(const struct jpeg_decompress_struct *d)
+{
+    uint64_t bytes = (uint64_t)d->output_width * 4 * 2;   /* row buffers, CMYK */
+    if (!d->progressive_mode && d->comps_in_scan >= d->num_components)
+        return bytes;
+    for (int ci = 0; ci < d->num_components; ci++)
+        bytes += jpeg_blocks(d, ci) * 64 * sizeof(JCOEF);
+    return bytes;
+}
+
+/* Whether a file of file_bytes can hold the claimed image at all. With
+ * Huffman coding every scan codes at least one symbol of at least one bit
+ * for every block of every component it covers (a DC difference; an
+ * end-of-band run can skip blocks only in AC scans, which may not come
+ * first), and the file must have at least one scan over at least one
+ * component. So the file needs at least min over components of blocks / 8
+ * bytes; a smaller one is truncated for certain, and refusing it before
+ * allocating stops a few-KB file from claiming 65535x65535. Arithmetic
+ * coding has no such floor (a run of empty blocks costs a fraction of a
+ * bit); there only the memory limit applies. */
+static int jpeg_file_can_hold(const struct jpeg_decompress_struct *d, uint64_t file_bytes,
+                              uint64_t *need)
+{
+    uint64_t fewest = UINT64_MAX;
+    for (int ci = 0; ci < d->num_components; ci++)
+        if (jpeg_blocks(d, ci) < fewest)
+            fewest = jpeg_blocks(d, ci);
+    *need = fewest / 8;
+    return d->arith_code || file_bytes == 0 || file_bytes >= *need;
+}
+
+static ts_status jpeg_check_size(jpeg_job *job, int c, ts_err *err)
+{
+    struct jpeg_decompress_struct *d = &job->d;
+    ts_status st = ts_check_decode_size(job->path, job->lim, (int)d->output_width,
+                                        (int)d->output_height, c, TS_U8, jpeg_work_bytes(d), err);
+    uint64_t need;
+    if (st == TS_OK && !job->accept_damaged && !jpeg_file_can_hold(d, job->lim->file_bytes, &need))
+        st = ts_err_set(err, TS_E_CORRUPT,
+                        "%s: truncated JPEG: a %ux%u image needs at least %llu bytes of data, the "
+                        "file has %llu", job->path, (unsigned)d->image_width,
+                        (unsigned)d->image_height, (unsigned long long)need,
+                        (unsigned long long)job->lim->file_bytes);
+    return st;
+}
+
 static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
 {
     struct jpeg_decompress_struct *d = &job->d;
@@ -219,9 +340,12 @@ static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
 
     /* Before jpeg_start_decompress, which allocates whole-image buffers
      * for progressive files. */
+    ts_status st = jpeg_check_size(job, c, err);
+    if (st != TS_OK)
+        return st;
     ts_err why;
-    ts_status st = ts_image_alloc(job->img, (int)d->output_width, (int)d->output_height, c,
-                                  TS_U8, job->max_pixels, job->alloc, &why);
+    st = ts_image_alloc(job->img, (int)d->output_width, (int)d->output_height, c,
+                        TS_U8, job->lim->max_pixels, job->alloc, &why);
     if (st != TS_OK)
         return ts_err_set(err, st, "%s: %s", job->path, why.msg);
 
@@ -232,6 +356,8 @@ static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
         job->img->icc_len = icc_len;
     }
     job->img->orientation = jpeg_orientation(d);
+    if (jpeg_copy_metadata(job) != TS_OK)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the EXIF and XMP data", job->path);
 
     jpeg_start_decompress(d);
     jpeg_read_rows(job);
@@ -274,13 +400,14 @@ ts_status ts_jpeg_probe(FILE *f, const char *path, ts_image_info *info, ts_err *
     jpeg_job_init(job, f, path);
     memset(info, 0, sizeof *info);
     job->probe = info;
+    job->probing = 1;
     ts_status st = jpeg_guarded_probe(job, err);
     jpeg_destroy_decompress(&job->d);
     free(job);
     return st;
 }
 
-ts_status ts_jpeg_load(FILE *f, const char *path, uint64_t max_pixels,
+ts_status ts_jpeg_load(FILE *f, const char *path, const ts_load_limits *lim,
                        const ts_allocator *a, ts_image *img, ts_err *err)
 {
     memset(img, 0, sizeof *img);
@@ -288,7 +415,8 @@ ts_status ts_jpeg_load(FILE *f, const char *path, uint64_t max_pixels,
     if (!job)
         return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG decoder", path);
     jpeg_job_init(job, f, path);
-    job->max_pixels = max_pixels;
+    job->lim = lim;
+    job->accept_damaged = lim->accept_damaged;
     job->alloc = a;
     job->img = img;
     ts_status st = jpeg_guarded_load(job, err);
@@ -325,15 +453,42 @@ static void jpeg_convert_row(const ts_image *img, int y, int out_c, unsigned cha
             out[x * out_c + i] = sample_to_u8(img, row, (size_t)x * (size_t)img->c + (size_t)i);
 }
 
+/* One APP1 segment: id (its NUL included) then data. A segment holds at
+ * most 65533 bytes; what does not fit is left out (EXIF falls back to the
+ * orientation alone; extended XMP is not written). */
+static int jpeg_write_app1(jpeg_job *job, const char *id, size_t id_len, const unsigned char *data,
+                           size_t len)
+{
+    if (len > 65533 - id_len)
+        return 0;
+    jpeg_write_m_header(&job->cw, EXIF_MARKER, (unsigned int)(id_len + len));
+    for (size_t i = 0; i < id_len; i++)
+        jpeg_write_m_byte(&job->cw, (unsigned char)id[i]);
+    for (size_t i = 0; i < len; i++)
+        jpeg_write_m_byte(&job->cw, data[i]);
+    return 1;
+}
+
+static void jpeg_write_exif(jpeg_job *job)
+{
+    size_t len = 0;
+    unsigned char *exif = ts_exif_for_output(job->src, &len);
+    int written = exif && jpeg_write_app1(job, "Exif\0", 6, exif, len);
+    free(exif);
+    int o = job->src->orientation;
+    if (!written && o >= 2 && o <= 8) {
+        unsigned char block[TS_EXIF_ORIENT_BYTES];
+        len = ts_exif_make_orientation(block, o);
+        jpeg_write_app1(job, "Exif\0", 6, block, len);
+    }
+}
+
 static void jpeg_write_extras(jpeg_job *job)
 {
     const ts_image *img = job->src;
-    if (img->orientation >= 2 && img->orientation <= 8) {
-        unsigned char exif[6 + TS_EXIF_ORIENT_BYTES];
-        memcpy(exif, "Exif\0\0", 6);
-        size_t n = 6 + ts_exif_make_orientation(exif + 6, img->orientation);
-        jpeg_write_marker(&job->cw, EXIF_MARKER, exif, (unsigned int)n);
-    }
+    jpeg_write_exif(job);
+    if (img->xmp && img->xmp_len)
+        jpeg_write_app1(job, TS_XMP_JPEG_ID, TS_XMP_JPEG_ID_LEN, img->xmp, img->xmp_len);
     if (img->icc && ts_icc_fits(img->icc, img->icc_len, img->c))
         jpeg_write_icc_profile(&job->cw, img->icc, (unsigned int)img->icc_len);
 }

@@ -8,7 +8,13 @@
  * libpng reports errors by calling our handler, which records the message
  * and longjmps back to the one function that called setjmp. That function
  * changes none of its locals after setjmp (everything lives in the context
- * struct of the caller), so nothing is indeterminate after the jump. */
+ * struct of the caller), so nothing is indeterminate after the jump.
+ *
+ * Memory on hostile files: the size is checked against the limits before
+ * libpng allocates anything that depends on it (png_read_update_info
+ * allocates two rows), and rows are read one at a time into the image, so
+ * no row-pointer array either. Ancillary chunks we do not use are skipped
+ * unread; the ones we keep (iCCP, eXIf) may not exceed TS_PNG_CHUNK_MAX. */
 #include "codec_internal.h"
 
 #include <errno.h>
@@ -22,17 +28,20 @@ typedef struct png_job {
     png_structp png;
     png_infop info;
     char msg[256];          /* libpng's last error message */
+    char warning[256];      /* and its last warning */
     int err_no;             /* errno when the error happened (writing) */
     /* reading */
-    uint64_t max_pixels;
+    const ts_load_limits *lim;
     const ts_allocator *alloc;
     ts_image *img;
-    png_bytep *rows;
     ts_image_info *probe;   /* header only */
     /* writing */
     const ts_image *src;
     int level;
     unsigned char *scratch;
+    unsigned char *exif;    /* the eXIf block being written */
+    char *xmp;              /* the XMP packet being written, NUL-terminated */
+    int icc_dropped;        /* libpng would not take the profile */
 } png_job;
 
 static void png_on_error(png_structp png, png_const_charp msg)
@@ -43,12 +52,34 @@ static void png_on_error(png_structp png, png_const_charp msg)
     png_longjmp(png, 1);
 }
 
-/* Warnings (a bad ancillary chunk, an unknown sRGB profile) change nothing
- * in the pixels; library code does not print. */
+/* Ancillary chunks whose contents we never use: libpng skips them unread
+ * (no allocation, CRC still checked), so neither a claimed 2 GB length nor
+ * a zTXt that inflates to gigabytes costs memory. */
+static const png_byte png_skipped_chunks[] = {
+    't', 'E', 'X', 't', '\0', 'z', 'T', 'X', 't', '\0', 'i', 'T', 'X', 't', '\0',
+    's', 'P', 'L', 'T', '\0', 's', 'C', 'A', 'L', '\0', 'p', 'C', 'A', 'L', '\0',
+    'h', 'I', 'S', 'T', '\0',
+};
+
+/* libpng reports a chunk longer than its malloc limit as a "benign" error,
+ * which on read is only a warning, and then allocates the claimed length
+ * anyway (up to 2 GB) for the chunks it buffers whole. Of those we keep
+ * only eXIf and iCCP; for them the warning is fatal. */
+#define CHUNK_ID(a, b, c, d) ((png_uint_32)(a) << 24 | (png_uint_32)(b) << 16 | (png_uint_32)(c) << 8 | (png_uint_32)(d))
+
+static int png_chunk_is_buffered(png_uint_32 chunk)
+{
+    return chunk == CHUNK_ID('e', 'X', 'I', 'f') || chunk == CHUNK_ID('i', 'C', 'C', 'P');
+}
+
+/* Other warnings (a bad ancillary chunk, an unknown sRGB profile) change
+ * nothing in the pixels; library code does not print. */
 static void png_on_warning(png_structp png, png_const_charp msg)
 {
-    (void)png;
-    (void)msg;
+    png_job *job = png_get_error_ptr(png);
+    snprintf(job->warning, sizeof job->warning, "%s", msg);
+    if (strstr(msg, "chunk data is too large") && png_chunk_is_buffered(png_get_io_chunk_type(png)))
+        png_error(png, msg);
 }
 
 static int host_is_little_endian(void)
@@ -98,6 +129,23 @@ static int png_orientation(png_job *job)
     return 1;
 }
 
+/* Keep the eXIf block for the writers. */
+static ts_status png_copy_exif(png_job *job)
+{
+#ifdef PNG_eXIf_SUPPORTED
+    png_uint_32 n = 0;
+    png_bytep exif = NULL;
+    if (png_get_eXIf_1(job->png, job->info, &n, &exif) && exif && n) {
+        ts_image src;
+        memset(&src, 0, sizeof src);
+        src.exif = exif;
+        src.exif_len = n;
+        return ts_image_copy_metadata(job->img, &src, NULL);
+    }
+#endif
+    return TS_OK;
+}
+
 static size_t png_icc_len(png_job *job)
 {
     png_charp name;
@@ -127,11 +175,18 @@ static ts_status png_copy_icc(png_job *job)
 
 static void png_read_header(png_job *job)
 {
-    png_init_io(job->png, job->f);
-    /* libpng's own default caps width and height at 1e6; max_pixels is
-     * the limit that matters, and it is checked before allocating. */
-    png_set_user_limits(job->png, 0x7fffffff, 0x7fffffff);
-    png_read_info(job->png, job->info);
+    png_structp png = job->png;
+    png_init_io(png, job->f);
+    /* libpng's default caps each side at 1e6, which refuses real panoramas.
+     * Its replacement is png_check_size: the pixel count and the memory the
+     * decode needs, checked right after the header and before libpng or we
+     * allocate anything by size (a probe allocates nothing by size). */
+    png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+    png_set_chunk_malloc_max(png, TS_PNG_CHUNK_MAX);
+    png_set_chunk_cache_max(png, 1000);
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, png_skipped_chunks,
+                                (int)(sizeof png_skipped_chunks / 5));
+    png_read_info(png, job->info);
 }
 
 static void png_probe_body(png_job *job)
@@ -174,11 +229,41 @@ static void png_set_read_transforms(png_job *job)
     png_read_update_info(png, job->info);
 }
 
+/* The decoded size from the header alone, checked against the limits
+ * before png_read_update_info allocates libpng's two row buffers (each as
+ * wide as a decoded row, so a 69-byte file claiming a 2^31-pixel row would
+ * otherwise cost gigabytes before any check). */
+static ts_status png_check_size(png_job *job, ts_err *err)
+{
+    int ct = png_get_color_type(job->png, job->info);
+    int trns = png_get_valid(job->png, job->info, PNG_INFO_tRNS) ? 1 : 0;
+    int w = (int)png_get_image_width(job->png, job->info);
+    int h = (int)png_get_image_height(job->png, job->info);
+    int c = png_out_channels(ct, trns);
+    ts_type type = png_get_bit_depth(job->png, job->info) == 16 ? TS_U16 : TS_U8;
+    uint64_t row = (uint64_t)w * (uint64_t)c * (uint64_t)type + 1;
+    return ts_check_decode_size(job->path, job->lim, w, h, c, type, 2 * row, err);
+}
+
+/* Rows one at a time, straight into the image; libpng merges the passes
+ * of an interlaced file into the rows it is given. */
+static void png_read_pixels(png_job *job)
+{
+    int passes = png_get_interlace_type(job->png, job->info) != PNG_INTERLACE_NONE
+                     ? PNG_INTERLACE_ADAM7_PASSES : 1;
+    for (int pass = 0; pass < passes; pass++)
+        for (int y = 0; y < job->img->h; y++)
+            png_read_row(job->png, job->img->data + (size_t)y * job->img->stride, NULL);
+}
+
 /* Everything between setjmp and the end of a successful read. Returns a
  * status for problems we find ourselves; libpng's errors longjmp. */
 static ts_status png_load_body(png_job *job, ts_err *err)
 {
     png_read_header(job);
+    ts_status st = png_check_size(job, err);
+    if (st != TS_OK)
+        return st;
     png_set_read_transforms(job);
 
     int w = (int)png_get_image_width(job->png, job->info);
@@ -186,26 +271,20 @@ static ts_status png_load_body(png_job *job, ts_err *err)
     int c = png_get_channels(job->png, job->info);
     ts_type type = png_get_bit_depth(job->png, job->info) == 16 ? TS_U16 : TS_U8;
     ts_err why;
-    ts_status st = ts_image_alloc(job->img, w, h, c, type, job->max_pixels, job->alloc, &why);
+    st = ts_image_alloc(job->img, w, h, c, type, job->lim->max_pixels, job->alloc, &why);
     if (st != TS_OK)
         return ts_err_set(err, st, "%s: %s", job->path, why.msg);
     if (png_get_rowbytes(job->png, job->info) != job->img->stride)
         return ts_err_set(err, TS_E_FORMAT, "%s: unexpected PNG row layout (%zu bytes, expected %zu)",
                           job->path, (size_t)png_get_rowbytes(job->png, job->info), job->img->stride);
-
-    job->rows = malloc(sizeof *job->rows * (size_t)h);
-    if (!job->rows)
-        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for %d row pointers", job->path, h);
-    for (int y = 0; y < h; y++)
-        job->rows[y] = job->img->data + (size_t)y * job->img->stride;
-    png_read_image(job->png, job->rows);
+    png_read_pixels(job);
     /* Reading to IEND checks the trailing chunks' CRCs and finds a file
      * cut short after its pixels; an eXIf chunk may also sit there. */
     png_read_end(job->png, job->info);
 
     job->img->orientation = png_orientation(job);
-    if (png_copy_icc(job) != TS_OK)
-        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the ICC profile", job->path);
+    if (png_copy_icc(job) != TS_OK || png_copy_exif(job) != TS_OK)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the ICC profile or EXIF", job->path);
     return TS_OK;
 }
 
@@ -262,7 +341,7 @@ ts_status ts_png_probe(FILE *f, const char *path, ts_image_info *info, ts_err *e
     return st;
 }
 
-ts_status ts_png_load(FILE *f, const char *path, uint64_t max_pixels,
+ts_status ts_png_load(FILE *f, const char *path, const ts_load_limits *lim,
                       const ts_allocator *a, ts_image *img, ts_err *err)
 {
     png_job job;
@@ -270,7 +349,7 @@ ts_status ts_png_load(FILE *f, const char *path, uint64_t max_pixels,
     memset(img, 0, sizeof *img);
     job.path = path;
     job.f = f;
-    job.max_pixels = max_pixels;
+    job.lim = lim;
     job.alloc = a;
     job.img = img;
     ts_status st = png_start_read(&job, err);
@@ -278,7 +357,6 @@ ts_status ts_png_load(FILE *f, const char *path, uint64_t max_pixels,
         return st;
     st = png_guarded_load(&job, err);
     png_destroy_read_struct(&job.png, &job.info, NULL);
-    free(job.rows);
     if (st != TS_OK)
         ts_image_free(img);
     return st;
@@ -300,6 +378,61 @@ static void png_row_from_float(const ts_image *img, int y, uint16_t *out)
     }
 }
 
+/* Carry the input's ICC profile. libpng checks a profile before writing
+ * it, and two of its checks would lose the image rather than the profile:
+ * it refuses, as an error, the profiles it lists as "known incorrect sRGB"
+ * (the 1998 HP-Microsoft sRGB profile that many real photos carry, and
+ * which every other reader accepts), and it errors on any profile it finds
+ * malformed. So the sRGB list check is skipped (the profile is carried
+ * as is), and libpng's application errors are made warnings: a profile it
+ * still rejects is dropped and the image written without it
+ * (job->icc_dropped says so). */
+static void png_write_icc(png_job *job)
+{
+    const ts_image *img = job->src;
+    if (!img->icc || !ts_icc_fits(img->icc, img->icc_len, img->c) || img->icc_len > 0xffffffffu)
+        return;
+#if defined(PNG_SET_OPTION_SUPPORTED) && defined(PNG_SKIP_sRGB_CHECK_PROFILE)
+    png_set_option(job->png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
+#endif
+    /* Left on afterwards: turning it off would also turn libpng's default
+     * application warnings into errors. */
+    png_set_benign_errors(job->png, 1);
+    png_set_iCCP(job->png, job->info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, img->icc,
+                 (png_uint_32)img->icc_len);
+    job->icc_dropped = !png_get_valid(job->png, job->info, PNG_INFO_iCCP);
+}
+
+/* The input's EXIF (its orientation tag set to the image's orientation)
+ * as eXIf, and its XMP packet as the iTXt chunk XMP readers look for. The
+ * buffers must live until png_write_info; the job frees them. XMP in PNG
+ * input is not read (iTXt chunks are skipped, see png_skipped_chunks). */
+static void png_write_metadata(png_job *job)
+{
+    const ts_image *img = job->src;
+#ifdef PNG_eXIf_SUPPORTED
+    size_t len = 0;
+    job->exif = ts_exif_for_output(img, &len);
+    if (job->exif && len <= 0x7fffffff)
+        png_set_eXIf_1(job->png, job->info, (png_uint_32)len, job->exif);
+#endif
+#ifdef PNG_iTXt_SUPPORTED
+    /* libpng takes the text's length from strlen: a terminated copy. */
+    if (img->xmp && img->xmp_len && (job->xmp = malloc(img->xmp_len + 1)) != NULL) {
+        memcpy(job->xmp, img->xmp, img->xmp_len);
+        job->xmp[img->xmp_len] = '\0';
+        png_text text;
+        memset(&text, 0, sizeof text);
+        text.compression = PNG_ITXT_COMPRESSION_NONE;
+        text.key = (png_charp)TS_XMP_PNG_KEY;
+        text.text = (png_charp)job->xmp;
+        text.lang = (png_charp)"";
+        text.lang_key = (png_charp)"";
+        png_set_text(job->png, job->info, &text, 1);
+    }
+#endif
+}
+
 static void png_write_body(png_job *job)
 {
     const ts_image *img = job->src;
@@ -310,16 +443,8 @@ static void png_write_body(png_job *job)
     png_set_IHDR(png, job->info, (png_uint_32)img->w, (png_uint_32)img->h, depth,
                  png_color_types[img->c], PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    if (img->icc && ts_icc_fits(img->icc, img->icc_len, img->c))
-        png_set_iCCP(png, job->info, "ICC profile", PNG_COMPRESSION_TYPE_BASE,
-                     img->icc, (png_uint_32)img->icc_len);
-#ifdef PNG_eXIf_SUPPORTED
-    unsigned char exif[TS_EXIF_ORIENT_BYTES];
-    if (img->orientation >= 2 && img->orientation <= 8) {
-        ts_exif_make_orientation(exif, img->orientation);
-        png_set_eXIf_1(png, job->info, (png_uint_32)sizeof exif, exif);
-    }
-#endif
+    png_write_icc(job);
+    png_write_metadata(job);
     png_write_info(png, job->info);
     if (depth == 16 && host_is_little_endian())
         png_set_swap(png);
@@ -375,5 +500,10 @@ ts_status ts_png_save(FILE *f, const char *path, const ts_image *img, int level,
     ts_status st = png_guarded_write(&job, err);
     png_destroy_write_struct(&job.png, &job.info);
     free(job.scratch);
+    free(job.exif);
+    free(job.xmp);
+    if (st == TS_OK && job.icc_dropped)
+        ts_err_set(err, TS_OK, "%s: written without its ICC profile, which libpng rejects (%s)",
+                   path, job.warning);
     return st;
 }

@@ -3,9 +3,12 @@
  * EXIF data is a TIFF file: a byte-order mark ("II" little-endian, "MM"
  * big-endian), the number 42, the offset of IFD0, then IFD0: a 16-bit entry
  * count and 12-byte entries (tag, type, count, value or offset). Every
- * offset comes from the file, so every read is checked against len. */
+ * offset comes from the file, so every read is checked against len.
+ * Writers keep the input's EXIF and only rewrite the orientation value in
+ * place (the block's layout and every offset stay as they were). */
 #include "codec_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define TAG_ORIENTATION 0x0112
@@ -55,30 +58,79 @@ static int orientation_of_entry(const tiff_reader *t, size_t entry)
     return v >= 1 && v <= 8 ? (int)v : 0;
 }
 
+/* Offset of IFD0's orientation entry, or 0 when there is none or the
+ * data is malformed. */
+static size_t find_orientation_entry(tiff_reader *t)
+{
+    if (!t->p || t->len < 8)
+        return 0;
+    if (memcmp(t->p, "MM", 2) == 0)
+        t->big_endian = 1;
+    else if (memcmp(t->p, "II", 2) != 0)
+        return 0;
+    if (tiff_u16(t, 2) != 42)
+        return 0;
+
+    uint64_t ifd = tiff_u32(t, 4);
+    if (ifd < 8 || !tiff_has(t, ifd, 2))
+        return 0;
+    unsigned entries = tiff_u16(t, (size_t)ifd);
+    for (unsigned i = 0; i < entries; i++) {
+        uint64_t entry = ifd + 2 + 12ull * i;
+        if (!tiff_has(t, entry, 12))
+            return 0;
+        if (tiff_u16(t, (size_t)entry) == TAG_ORIENTATION)
+            return (size_t)entry;
+    }
+    return 0;
+}
+
 int ts_exif_orientation(const unsigned char *tiff, size_t len)
 {
     tiff_reader t = {tiff, len, 0};
-    if (!tiff || len < 8)
-        return 0;
-    if (memcmp(tiff, "MM", 2) == 0)
-        t.big_endian = 1;
-    else if (memcmp(tiff, "II", 2) != 0)
-        return 0;
-    if (tiff_u16(&t, 2) != 42)
-        return 0;
+    size_t entry = find_orientation_entry(&t);
+    return entry ? orientation_of_entry(&t, entry) : 0;
+}
 
-    uint64_t ifd = tiff_u32(&t, 4);
-    if (ifd < 8 || !tiff_has(&t, ifd, 2))
+int ts_exif_set_orientation(unsigned char *tiff, size_t len, int orientation)
+{
+    tiff_reader t = {tiff, len, 0};
+    size_t entry = find_orientation_entry(&t);
+    if (!entry || !orientation_of_entry(&t, entry))
         return 0;
-    unsigned entries = tiff_u16(&t, (size_t)ifd);
-    for (unsigned i = 0; i < entries; i++) {
-        uint64_t entry = ifd + 2 + 12ull * i;
-        if (!tiff_has(&t, entry, 12))
-            return 0;
-        if (tiff_u16(&t, (size_t)entry) == TAG_ORIENTATION)
-            return orientation_of_entry(&t, (size_t)entry);
+    unsigned char *v = tiff + entry + 8;
+    unsigned o = (unsigned)orientation;
+    if (tiff_u16(&t, entry + 2) == TYPE_SHORT) {
+        v[0] = (unsigned char)(t.big_endian ? 0 : o);
+        v[1] = (unsigned char)(t.big_endian ? o : 0);
+    } else {   /* LONG */
+        memset(v, 0, 4);
+        v[t.big_endian ? 3 : 0] = (unsigned char)o;
     }
-    return 0;
+    return 1;
+}
+
+unsigned char *ts_exif_for_output(const ts_image *img, size_t *len)
+{
+    int o = img->orientation >= 1 && img->orientation <= 8 ? img->orientation : 1;
+    if (img->exif && img->exif_len) {
+        unsigned char *copy = malloc(img->exif_len);
+        if (!copy)
+            return NULL;
+        memcpy(copy, img->exif, img->exif_len);
+        /* A block without the tag says "as stored", right when o is 1. */
+        if (ts_exif_set_orientation(copy, img->exif_len, o) || o == 1) {
+            *len = img->exif_len;
+            return copy;
+        }
+        free(copy);
+    }
+    if (o == 1)
+        return NULL;
+    unsigned char *block = malloc(TS_EXIF_ORIENT_BYTES);
+    if (block)
+        *len = ts_exif_make_orientation(block, o);
+    return block;
 }
 
 size_t ts_exif_make_orientation(unsigned char *out, int orientation)

@@ -95,7 +95,32 @@ void ts_image_free(ts_image *img)
             free(img->data);
     }
     free(img->icc);
+    free(img->exif);
+    free(img->xmp);
     memset(img, 0, sizeof *img);
+}
+
+/* *dst = a copy of src[0..len) unless *dst is already set or len is 0. */
+static int copy_blob(unsigned char **dst, size_t *dst_len, const unsigned char *src, size_t len)
+{
+    if (*dst || !src || !len)
+        return 1;
+    *dst = malloc(len);
+    if (!*dst)
+        return 0;
+    memcpy(*dst, src, len);
+    *dst_len = len;
+    return 1;
+}
+
+ts_status ts_image_copy_metadata(ts_image *dst, const ts_image *src, ts_err *err)
+{
+    if (!copy_blob(&dst->icc, &dst->icc_len, src->icc, src->icc_len) ||
+        !copy_blob(&dst->exif, &dst->exif_len, src->exif, src->exif_len) ||
+        !copy_blob(&dst->xmp, &dst->xmp_len, src->xmp, src->xmp_len))
+        return ts_err_set(err, TS_E_NOMEM, "cannot allocate %zu bytes of metadata",
+                          src->icc_len + src->exif_len + src->xmp_len);
+    return TS_OK;
 }
 
 ts_status ts_image_clone(ts_image *dst, const ts_image *src, ts_err *err)
@@ -107,15 +132,8 @@ ts_status ts_image_clone(ts_image *dst, const ts_image *src, ts_err *err)
     for (int y = 0; y < src->h; y++)
         memcpy(dst->data + (size_t)y * dst->stride, src->data + (size_t)y * src->stride, row);
     dst->orientation = src->orientation;
-    if (src->icc && src->icc_len) {
-        dst->icc = malloc(src->icc_len);
-        if (!dst->icc) {
-            ts_image_free(dst);
-            return ts_err_set(err, TS_E_NOMEM, "cannot allocate %zu bytes for an ICC profile",
-                              src->icc_len);
-        }
-        memcpy(dst->icc, src->icc, src->icc_len);
-        dst->icc_len = src->icc_len;
-    }
-    return TS_OK;
+    st = ts_image_copy_metadata(dst, src, err);
+    if (st != TS_OK)
+        ts_image_free(dst);
+    return st;
 }

@@ -76,6 +76,11 @@ typedef struct ts_image {
     unsigned char *icc; /* ICC profile bytes (malloc'd) or NULL */
     size_t icc_len;
     ts_allocator alloc; /* who owns data (zeroed = malloc/free) */
+    unsigned char *exif;/* EXIF as a TIFF block ("MM\0*..."; malloc'd) or NULL. Writers set
+                           its orientation tag to `orientation` */
+    size_t exif_len;
+    unsigned char *xmp; /* XMP packet (malloc'd) or NULL */
+    size_t xmp_len;
 } ts_image;
 
 /* Bytes of one pixel and the largest channel value (255, 65535, 1.0). */
@@ -87,8 +92,11 @@ double ts_type_max(ts_type t);
 ts_status ts_image_alloc(ts_image *img, int w, int h, int c, ts_type t,
                          uint64_t max_pixels, const ts_allocator *a, ts_err *err);
 void ts_image_free(ts_image *img);
-/* Copy pixels, orientation and ICC into a fresh malloc'd image. */
+/* Copy pixels, orientation and metadata into a fresh malloc'd image. */
 ts_status ts_image_clone(ts_image *dst, const ts_image *src, ts_err *err);
+/* Give dst copies of src's ICC profile, EXIF and XMP where dst has none
+ * (an output made from src); orientation is left alone. */
+ts_status ts_image_copy_metadata(ts_image *dst, const ts_image *src, ts_err *err);
 
 /* ---------------------------------------------------------------- codecs */
 
@@ -121,8 +129,11 @@ typedef struct ts_image_info {
 } ts_image_info;
 
 typedef struct ts_load_opts {
-    uint64_t max_pixels;            /* 0 = default limit (TS_DEFAULT_MAX_PIXELS) */
+    uint64_t max_pixels;            /* 0 = default limit (TS_DEFAULT_MAX_PIXELS), which also
+                                       refuses decompression bombs (see README) */
     const ts_allocator *allocator;  /* NULL = malloc */
+    int accept_damaged;             /* JPEG: decode corrupt or truncated data as libjpeg
+                                       can (grey fill) instead of refusing the file */
 } ts_load_opts;
 
 #define TS_DEFAULT_MAX_PIXELS (1ull << 30)   /* about 1 gigapixel */
@@ -146,7 +157,9 @@ typedef struct ts_save_opts {
 /* Encode to a temporary file beside path, then rename it into place, so a
  * failure never leaves a half-written file. Formats that cannot hold the
  * image's depth or channels get a converted copy (16 -> 8 bits for JPEG,
- * alpha dropped for JPEG, float for HDR). ICC is written to PNG and JPEG. */
+ * alpha dropped for JPEG, float for HDR). ICC is written to PNG and JPEG.
+ * On success err->status is TS_OK and err->msg is either empty or a note on
+ * what could not be carried (a profile libpng rejects as malformed). */
 ts_status ts_image_save(const char *path, const ts_image *img,
                         const ts_save_opts *opts, ts_err *err);
 
@@ -332,6 +345,7 @@ typedef struct ts_batch_opts {
     int skip_existing, overwrite, dry_run;
     int keep_orientation;     /* 1 = do not apply EXIF orientation */
     uint64_t max_pixels;      /* 0 = TS_DEFAULT_MAX_PIXELS */
+    int accept_damaged;       /* as ts_load_opts.accept_damaged */
     ts_trace *trace;          /* stage events (may be NULL) */
     volatile int *stop;       /* becomes non-zero: stop cleanly (Ctrl-C) */
     /* called once per image as it finishes (from a worker thread, one at a time) */

@@ -591,6 +591,126 @@ static void test_icc_and_orientation(void)
     free(grey);
 }
 
+/* Profiles libpng checks on writing. One that matches an entry of its list
+ * of "known incorrect sRGB profiles" (made here: same length, intent,
+ * Adler-32 and CRC-32 as the HP-Microsoft sRGB v2 profile; see
+ * make_icc.py) must be carried unchanged, as every other reader accepts
+ * it, to PNG from PNG and from JPEG. One libpng finds malformed is left out
+ * with a note, and the image is still written. */
+static void test_icc_libpng_refuses(void)
+{
+    size_t len;
+    unsigned char *hp = ct_read_file(JDIR "/test-hp-srgb-lookalike.icc", &len);
+    CHECK(hp && len == 3144);
+    if (!hp)
+        return;
+    ts_err err = {0};
+    ts_image img = ct_random_image(21, 13, 3, TS_U8), back, again;
+    img.icc = malloc(len);
+    memcpy(img.icc, hp, len);
+    img.icc_len = len;
+
+    CHECK_MSG(ts_image_save(tmp_path("hp.png"), &img, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK_MSG(err.msg[0] == '\0', "unexpected note: %s", err.msg);
+    if (ts_image_load(tmp_path("hp.png"), NULL, &back, &err) == TS_OK) {
+        CHECK_MSG(same_icc(&back, hp, len), "HP-like sRGB profile lost writing PNG");
+        CHECK(ct_same_pixels(&img, &back));
+        /* PNG -> PNG again, and through JPEG -> PNG. */
+        if (save_load(&back, "hp2.png", NULL, &again) == TS_OK)
+            CHECK_MSG(same_icc(&again, hp, len), "profile lost PNG -> PNG");
+        ts_image_free(&again);
+        if (save_load(&back, "hp.jpg", NULL, &again) == TS_OK) {
+            ts_image third;
+            if (save_load(&again, "hp3.png", NULL, &third) == TS_OK)
+                CHECK_MSG(same_icc(&third, hp, len), "profile lost JPEG -> PNG");
+            ts_image_free(&third);
+        }
+        ts_image_free(&again);
+    } else {
+        CHECK_MSG(0, "%s", err.msg);
+    }
+    ts_image_free(&back);
+
+    /* Malformed for libpng: the header's length says 4 bytes more than the
+     * profile has. JPEG carries any bytes; PNG drops it, says so, and still
+     * writes the image. */
+    img.icc[3] += 4;
+    CHECK_MSG(ts_image_save(tmp_path("bad-icc.png"), &img, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK_MSG(strstr(err.msg, "bad-icc.png") && strstr(err.msg, "ICC"), "no note: '%s'", err.msg);
+    fprintf(stderr, "  %s\n", err.msg);
+    if (ts_image_load(tmp_path("bad-icc.png"), NULL, &back, &err) == TS_OK) {
+        CHECK(back.icc == NULL);
+        CHECK(ct_same_pixels(&img, &back));
+    }
+    ts_image_free(&back);
+    CHECK_MSG(ts_image_save(tmp_path("bad-icc.jpg"), &img, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK(err.msg[0] == '\0');
+    ts_image_free(&img);
+    free(hp);
+}
+
+/* EXIF and XMP carried from input to output. The fixtures' EXIF holds
+ * Make=tilestream and Software=make_fixtures besides the orientation, in
+ * both byte orders; a writer keeps all of it and sets the orientation tag
+ * to the image's orientation (1 once a chain has applied it). */
+static int has_bytes(const unsigned char *p, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    for (size_t i = 0; p && i + k <= n; i++)
+        if (memcmp(p + i, s, k) == 0)
+            return 1;
+    return 0;
+}
+
+static void test_exif_and_xmp(void)
+{
+    static const char *fixtures[] = {JDIR "/orient3.jpg", JDIR "/orient6.jpg"};  /* MM, II */
+    for (int f = 0; f < 2; f++) {
+        ts_err err = {0};
+        ts_image img, back, clone;
+        CHECK_MSG(ts_image_load(fixtures[f], NULL, &img, &err) == TS_OK, "%s", err.msg);
+        CHECK(img.exif && has_bytes(img.exif, img.exif_len, "tilestream"));
+        CHECK(ts_image_clone(&clone, &img, &err) == TS_OK);
+        CHECK(clone.exif_len == img.exif_len && memcmp(clone.exif, img.exif, img.exif_len) == 0);
+        ts_image_free(&clone);
+        const char *names[4] = {"exif-1.jpg", "exif-1.png", "exif-5.jpg", "exif-5.png"};
+        for (int i = 0; i < 4; i++) {
+            img.orientation = i < 2 ? 1 : 5;
+            if (save_load(&img, names[i], NULL, &back) != TS_OK)
+                continue;
+            CHECK_MSG(back.orientation == img.orientation, "%s: orientation %d", names[i], back.orientation);
+            CHECK_MSG(back.exif && has_bytes(back.exif, back.exif_len, "tilestream") &&
+                      has_bytes(back.exif, back.exif_len, "make_fixtures"), "%s: EXIF lost", names[i]);
+            CHECK(back.exif_len == img.exif_len);
+            CHECK_EQ_INT(ts_exif_orientation(back.exif, back.exif_len), img.orientation);
+            ts_image_free(&back);
+        }
+        ts_image_free(&img);
+    }
+
+    /* XMP: JPEG keeps the packet as an APP1 segment; PNG gets the iTXt
+     * chunk XMP readers look for. */
+    static const char packet[] = "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF>tilestream test"
+                                 "</rdf:RDF></x:xmpmeta>";
+    ts_image img = ct_random_image(17, 9, 3, TS_U8), back;
+    img.xmp = malloc(sizeof packet - 1);
+    memcpy(img.xmp, packet, sizeof packet - 1);
+    img.xmp_len = sizeof packet - 1;
+    if (save_load(&img, "xmp.jpg", NULL, &back) == TS_OK) {
+        CHECK_MSG(back.xmp_len == img.xmp_len && back.xmp && memcmp(back.xmp, packet, img.xmp_len) == 0,
+                  "XMP lost JPEG -> JPEG");
+        CHECK(back.exif == NULL);           /* none made up for orientation 1 */
+    }
+    ts_image_free(&back);
+    ts_err err = {0};
+    CHECK(ts_image_save(tmp_path("xmp.png"), &img, NULL, &err) == TS_OK);
+    size_t n;
+    unsigned char *file = ct_read_file(tmp_path("xmp.png"), &n);
+    CHECK(has_bytes(file, n, "iTXtXML:com.adobe.xmp") && has_bytes(file, n, packet));
+    free(file);
+    ts_image_free(&img);
+}
+
 int main(void)
 {
     check_seed();
@@ -600,6 +720,8 @@ int main(void)
     test_png_round_trips();
     test_jpeg_round_trips();
     test_icc_and_orientation();
+    test_icc_libpng_refuses();
+    test_exif_and_xmp();
     ct_remove_tree(tmpdir);
     ct_tempdir(tmpdir, sizeof tmpdir, "ts_codecs");
     test_stb_writers();

@@ -15,7 +15,7 @@
 #   orient1..8.jpg       baseline.jpg with EXIF Orientation = N; odd N in
 #                        big-endian (MM) EXIF, even N little-endian (II)
 #   *.ppm / grey.pgm     djpeg's decoding of each, the expected pixels
-#   test-rgb.icc, test-grey.icc   profiles from make_icc.py
+#   test-rgb.icc, test-grey.icc, test-hp-srgb-lookalike.icc   profiles from make_icc.py
 # bad/
 #   huge.png             IHDR claims 100000x100000 (valid CRCs)
 #   huge.jpg             baseline.jpg with SOF0 patched to 65000x65000
