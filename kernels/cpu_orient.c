@@ -1,0 +1,78 @@
+/* cpu_orient.c - the fast transpose family: pixels copied as bytes (no
+ * float round trip). Codes 1 and 4 copy whole rows; 2 and 3 copy rows
+ * reversed; 5..8 (transposes) walk the output in square blocks so that the
+ * source rows a block reads stay in cache while it is written. */
+#include "cpu_internal.h"
+
+/* Copy n pixels of ps bytes from s, stepping sstep bytes, to d (packed).
+ * A constant ps in each case lets the compiler turn the copy into one
+ * load and one store. */
+#define COPY_PIXELS(ps) \
+    for (int i = 0; i < n; i++) memcpy(d + (size_t)i * (ps), s + (ptrdiff_t)i * sstep, (ps))
+
+static void copy_strided(unsigned char *d, const unsigned char *s, ptrdiff_t sstep, int n, size_t ps)
+{
+    switch (ps) {
+    case 1: COPY_PIXELS(1); break;
+    case 2: COPY_PIXELS(2); break;
+    case 3: COPY_PIXELS(3); break;
+    case 4: COPY_PIXELS(4); break;
+    case 6: COPY_PIXELS(6); break;
+    case 8: COPY_PIXELS(8); break;
+    case 12: COPY_PIXELS(12); break;
+    case 16: COPY_PIXELS(16); break;
+    default:
+        for (int i = 0; i < n; i++) memcpy(d + (size_t)i * ps, s + (ptrdiff_t)i * sstep, ps);
+        break;
+    }
+}
+
+/* The source pixel of output pixel (x, y) (global), as a pointer into src,
+ * and how far the source moves when x grows by one. */
+static const unsigned char *source_of(const tsk_op *op, const ts_view *src, int x, int y, ptrdiff_t *step)
+{
+    int sx = 0, sy = 0, code = op->u.orient.code;
+    ptrdiff_t ps = (ptrdiff_t)src->c * (ptrdiff_t)src->type, pitch = (ptrdiff_t)src->pitch;
+    ref_orient_src(code, x, y, src->full_w, src->full_h, &sx, &sy);
+    switch (code) {
+    case 1: case 4: *step = ps; break;       /* sx = x */
+    case 2: case 3: *step = -ps; break;      /* sx = W-1-x */
+    case 5: case 8: *step = pitch; break;    /* sy = x */
+    default: *step = -pitch; break;          /* 6, 7: sy = H-1-x */
+    }
+    return cpu_px(src, sx - src->x0, sy - src->y0);
+}
+
+/* Output rows y0..y1-1, columns x0..x1-1 (local to dst). */
+static void copy_block(const tsk_op *op, const ts_view *src, ts_view *dst, int x0, int x1, int y0, int y1)
+{
+    size_t ps = (size_t)dst->c * (size_t)dst->type;
+    for (int y = y0; y < y1; y++) {
+        ptrdiff_t step;
+        const unsigned char *s = source_of(op, src, dst->x0 + x0, dst->y0 + y, &step);
+        copy_strided(cpu_px(dst, x0, y), s, step, x1 - x0, ps);
+    }
+}
+
+ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    int code = op->u.orient.code;
+    size_t ps = (size_t)dst->c * (size_t)dst->type;
+    if (code == 1 || code == 4) {
+        for (int y = 0; y < dst->h; y++) {
+            ptrdiff_t step;
+            memcpy(cpu_px(dst, 0, y), source_of(op, src, dst->x0, dst->y0 + y, &step), (size_t)dst->w * ps);
+        }
+        return TS_OK;
+    }
+    if (code == 2 || code == 3) {
+        copy_block(op, src, dst, 0, dst->w, 0, dst->h);
+        return TS_OK;
+    }
+    /* a block's source is `b` rows of b pixels: about 64 bytes of each row */
+    int b = ps >= 8 ? 8 : ps >= 4 ? 16 : ps >= 2 ? 32 : 64;
+    for (int by = 0; by < dst->h; by += b)
+        for (int bx = 0; bx < dst->w; bx += b)
+            copy_block(op, src, dst, bx, bx + b < dst->w ? bx + b : dst->w, by, by + b < dst->h ? by + b : dst->h);
+    return TS_OK;
+}

@@ -1,0 +1,119 @@
+/* cpu_point.c - the fast per-pixel ops: colour matrix, premultiply and
+ * unpremultiply, a row at a time. Each row is converted to float once,
+ * the reference's per-pixel formula runs over it in the same order (the
+ * loops are specialised by channel count so that they vectorise), and the
+ * row is rounded back. Ops that leave every value as it is (no alpha for
+ * premultiply, an identity matrix on integers) copy bytes. */
+#include "cpu_internal.h"
+
+#include <stdlib.h>
+
+/* Rows of floats reused across the rows of one call. */
+typedef struct point_rows { float *in, *out; } point_rows;
+
+/* ((m0*R + m1*G) + m2*B) + m3*max, alpha (c = 4) copied; as matrix_pixel
+ * in ref_point.c, over n pixels. */
+static CPU_HOT void matrix_rgb(const float *m, int c, float maxv, const float *in, float *out, int n)
+{
+    float b0 = m[3] * maxv, b1 = m[7] * maxv, b2 = m[11] * maxv;
+    if (c == 3) {
+        for (int x = 0; x < n; x++) {
+            const float *p = in + 3 * x;
+            float *q = out + 3 * x;
+            q[0] = m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + b0;
+            q[1] = m[4] * p[0] + m[5] * p[1] + m[6] * p[2] + b1;
+            q[2] = m[8] * p[0] + m[9] * p[1] + m[10] * p[2] + b2;
+        }
+    } else {
+        for (int x = 0; x < n; x++) {
+            const float *p = in + 4 * x;
+            float *q = out + 4 * x;
+            q[0] = m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + b0;
+            q[1] = m[4] * p[0] + m[5] * p[1] + m[6] * p[2] + b1;
+            q[2] = m[8] * p[0] + m[9] * p[1] + m[10] * p[2] + b2;
+            q[3] = p[3];
+        }
+    }
+}
+
+/* Grey: m0*v + m3*max, alpha (c = 2) copied. */
+static CPU_HOT void matrix_grey(const float *m, int c, float maxv, const float *in, float *out, int n)
+{
+    float b = m[3] * maxv;
+    if (c == 1) {
+        for (int x = 0; x < n; x++) out[x] = m[0] * in[x] + b;
+    } else {
+        for (int x = 0; x < n; x++) {
+            out[2 * x] = m[0] * in[2 * x] + b;
+            out[2 * x + 1] = in[2 * x + 1];
+        }
+    }
+}
+
+/* colour * alpha / max (products first), alpha copied; c = 2 or 4. */
+static CPU_HOT void premul(int c, float maxv, const float *in, float *out, int n)
+{
+    for (int x = 0; x < n; x++) {
+        const float *p = in + (size_t)c * x;
+        float *q = out + (size_t)c * x, a = p[c - 1];
+        for (int ch = 0; ch < c - 1; ch++) q[ch] = p[ch] * a / maxv;
+        q[c - 1] = a;
+    }
+}
+
+/* colour * max / alpha, 0 where alpha is 0; c = 2 or 4. The division is
+ * by 1 where alpha is 0 and its result thrown away, so no lane divides
+ * by zero. */
+static CPU_HOT void unpremul(int c, float maxv, const float *in, float *out, int n)
+{
+    for (int x = 0; x < n; x++) {
+        const float *p = in + (size_t)c * x;
+        float *q = out + (size_t)c * x, a = p[c - 1];
+        float d = a == 0.0f ? 1.0f : a;
+        for (int ch = 0; ch < c - 1; ch++) {
+            float v = p[ch] * maxv / d;
+            q[ch] = a == 0.0f ? 0.0f : v;
+        }
+        q[c - 1] = a;
+    }
+}
+
+/* The identity matrix leaves integer values as they are (1*v + 0*... is
+ * v exactly for finite v; floats could hold NaN or -0, so not for F32). */
+static int is_copy(const tsk_op *op, const ts_view *v)
+{
+    static const float id[12] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0 };
+    if (op->kind != TSK_MATRIX) return v->c == 1 || v->c == 3; /* (un)premultiply without alpha */
+    if (v->type == TS_F32) return 0;
+    if (v->c <= 2) return op->u.matrix.m[0] == 1.0f && op->u.matrix.m[3] == 0.0f;
+    return memcmp(op->u.matrix.m, id, sizeof id) == 0;
+}
+
+static void point_row(const tsk_op *op, int c, float maxv, const float *in, float *out, int n)
+{
+    if (op->kind == TSK_MATRIX && c >= 3) matrix_rgb(op->u.matrix.m, c, maxv, in, out, n);
+    else if (op->kind == TSK_MATRIX) matrix_grey(op->u.matrix.m, c, maxv, in, out, n);
+    else if (op->kind == TSK_PREMUL) premul(c, maxv, in, out, n);
+    else unpremul(c, maxv, in, out, n);
+}
+
+ts_status tsk_cpu_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    int lx = dst->x0 - src->x0, ly = dst->y0 - src->y0;
+    size_t n = (size_t)dst->w * (size_t)dst->c;
+    if (is_copy(op, dst)) {
+        for (int y = 0; y < dst->h; y++)
+            memcpy(cpu_px(dst, 0, y), cpu_px(src, lx, ly + y), n * (size_t)dst->type);
+        return TS_OK;
+    }
+    float *in = malloc(2 * n * sizeof(float));
+    if (!in) return ts_err_set(err, TS_E_NOMEM, "%s: no memory for a row of %d pixels", "colour op", dst->w);
+    float *out = in + n, maxv = ref_type_max(dst->type);
+    for (int y = 0; y < dst->h; y++) {
+        cpu_load_row(cpu_px(src, lx, ly + y), src->type, in, n);
+        point_row(op, dst->c, maxv, in, out, dst->w);
+        cpu_store_row(cpu_px(dst, 0, y), dst->type, out, n);
+    }
+    free(in);
+    return TS_OK;
+}
