@@ -285,6 +285,9 @@ typedef struct ts_bench_opts {
 } ts_bench_opts;
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_kernels_cuda.c */
 ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_overlap_cuda.c */
+/* The fast CPU ops on one and on `threads` threads (0 = every core) against
+ * memcpy; the image is RGB8, 6000 x 4000 unless opts say. */
+ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err);  /* pipeline/bench_cpu.c */
 
 /* ------------------------------------------------------------ batch runs
  * (pipeline/batch.c) Process files and folders (walked recursively) into
