@@ -45,6 +45,8 @@ int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src)
     case TSK_CONV_SEP:
     case TSK_CONV_2D:
         return 1;
+    case TSK_SAMPLE: /* the two interpolations cpu_sample.c knows */
+        return op->u.sample.interp == TSK_NEAREST || op->u.sample.interp == TSK_BILINEAR;
     default:
         return 0;
     }

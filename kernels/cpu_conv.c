@@ -274,8 +274,3 @@ ts_status tsk_cpu_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_
     free(m);
     return TS_OK;
 }
-
-ts_status tsk_cpu_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
-{
-    return tsk_ref_apply(op, src, dst, err);
-}
