@@ -16,7 +16,7 @@
  * fuses multiply-add: ISO C mode compiles with -ffp-contract=off, so the
  * sums round exactly as the reference's. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CPU_HOT __attribute__((target_clones("avx2", "default")))
+#define CPU_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CPU_HOT
 #endif
