@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 enum { CHUNK = 512,                   /* floats summed at a time (2 KB, stays in L1) */
-       RING_BYTES = 192 * 1024 };     /* the ring of rows of one band */
+       RING_BYTES = 384 * 1024 };     /* the ring of rows of one band (fits L2) */
 
 /* A band: output columns [bx, bx + bw) of dst (local), and where its
  * extended source rows start in the image. */
