@@ -7,9 +7,12 @@
 #include "check.h"
 #include "testimg.h"
 #include "test_ref_util.h"
+#include "pool.h"
 #include "tsk_cpu.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
 static const ts_type TYPES[3] = { TS_U8, TS_U16, TS_F32 };
 
@@ -245,6 +248,52 @@ static void test_pool(void)
     ts_pool_free(pool2);
 }
 
+/* The pool's limit: tasks running at once, counted from inside them. */
+static atomic_int running, most_running, tasks_done;
+
+static void counting_task(void *ctx, int i)
+{
+    (void)ctx;
+    (void)i;
+    int now = atomic_fetch_add(&running, 1) + 1;
+    int seen = atomic_load(&most_running);
+    while (now > seen && !atomic_compare_exchange_weak(&most_running, &seen, now)) {}
+    struct timespec nap = { 0, 200000 }; /* long enough for the others to join in */
+    nanosleep(&nap, NULL);
+    atomic_fetch_sub(&running, 1);
+    atomic_fetch_add(&tasks_done, 1);
+}
+
+static void *counting_caller(void *pool)
+{
+    ts_pool_run(pool, 40, counting_task, NULL);
+    return NULL;
+}
+
+/* One caller on a pool of 3: at most 3 tasks at once. Four callers on a
+ * pool of 2: each runs its own tasks, the pool's thread joins only below
+ * the limit, so at most 4 at once (never 4 + 1). Every task runs once. */
+static void test_pool_limit(void)
+{
+    ts_pool *pool = ts_pool_create(3);
+    atomic_store(&most_running, 0);
+    atomic_store(&tasks_done, 0);
+    counting_caller(pool);
+    CHECK_EQ_INT(atomic_load(&tasks_done), 40);
+    CHECK_MSG(atomic_load(&most_running) <= 3, "%d tasks at once on a pool of 3", atomic_load(&most_running));
+    ts_pool_free(pool);
+    pool = ts_pool_create(2);
+    atomic_store(&most_running, 0);
+    atomic_store(&tasks_done, 0);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) CHECK(pthread_create(&th[i], NULL, counting_caller, pool) == 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    CHECK_EQ_INT(atomic_load(&tasks_done), 160);
+    CHECK_MSG(atomic_load(&most_running) <= 4, "%d tasks at once: 4 callers and a pool of 2",
+              atomic_load(&most_running));
+    ts_pool_free(pool);
+}
+
 int main(void)
 {
     check_seed();
@@ -252,5 +301,6 @@ int main(void)
     test_wide();
     test_short_source();
     test_pool();
+    test_pool_limit();
     return check_exit();
 }
