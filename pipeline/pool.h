@@ -3,10 +3,11 @@
  * One pool is shared by everything that runs ops on the CPU at the same
  * time (a batch's images and each image's tiles), so a batch of N images
  * on N cores does not start N x N threads. A caller hands the pool a group
- * of n tasks and runs tasks of its own group itself; pool threads join in
- * only while fewer than `threads` threads are computing in all, callers
- * included. So one image alone gets every core, and N images in flight on
- * N cores each keep to their caller's thread. */
+ * of n tasks and runs tasks of its own group itself; a pool thread starts
+ * a task only while fewer than `threads` threads are computing in all,
+ * callers included (callers that arrive while it runs one may exceed the
+ * limit for that one task). So one image alone gets every core, and N
+ * images in flight on N cores each keep to their caller's thread. */
 #ifndef TS_POOL_H
 #define TS_POOL_H
 

@@ -271,8 +271,9 @@ static void *counting_caller(void *pool)
 }
 
 /* One caller on a pool of 3: at most 3 tasks at once. Four callers on a
- * pool of 2: each runs its own tasks, the pool's thread joins only below
- * the limit, so at most 4 at once (never 4 + 1). Every task runs once. */
+ * pool of 2: each runs its own tasks, and the pool's one thread may be
+ * finishing a task it started before they all arrived, so at most 5.
+ * Every task runs exactly once. */
 static void test_pool_limit(void)
 {
     ts_pool *pool = ts_pool_create(3);
@@ -289,7 +290,7 @@ static void test_pool_limit(void)
     for (int i = 0; i < 4; i++) CHECK(pthread_create(&th[i], NULL, counting_caller, pool) == 0);
     for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
     CHECK_EQ_INT(atomic_load(&tasks_done), 160);
-    CHECK_MSG(atomic_load(&most_running) <= 4, "%d tasks at once: 4 callers and a pool of 2",
+    CHECK_MSG(atomic_load(&most_running) <= 5, "%d tasks at once: 4 callers and a pool of 2",
               atomic_load(&most_running));
     ts_pool_free(pool);
 }
