@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Hot loops are compiled for AVX2 and for the baseline, and the loader
- * picks one (GCC's function multiversioning, on x86-64 Linux). Neither
- * fuses multiply-add: ISO C mode compiles with -ffp-contract=off, so the
+/* Hot loops are compiled for AVX-512, AVX2 and the baseline, and the
+ * loader picks one (GCC's function multiversioning, on x86-64 Linux). None
+ * fuses multiply-add (these files build with -ffp-contract=off), so the
  * sums round exactly as the reference's. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define CPU_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
