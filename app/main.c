@@ -28,7 +28,7 @@ static const char *const USAGE_RUN =
     "  --path P             sampling ops on the GPU: global (default) | texture\n"
     "  --streams N          CUDA streams (default 3)\n"
     "  --tile WxH           output tile size (default: automatic)\n"
-    "  -j, --jobs N         codec threads (default: all cores)\n"
+    "  -j, --jobs N         codec and CPU-op threads (default: all cores)\n"
     "  --format F           same (default) | png | jpg | bmp | tga | hdr\n"
     "  --quality Q          JPEG quality 1..100 (default 90)\n"
     "  --png-level L        PNG zlib level 0..9 (default 3)\n"

@@ -136,11 +136,12 @@ static ts_status run_tiles(const ts_plan *plan, const ts_image *in, int tile_w, 
     if (tile_w <= 0 && tile_h <= 0) { tile_w = ow; tile_h = strip_rows(oh, ts_pool_threads(pool)); }
     if (tile_w <= 0 || tile_w > ow) tile_w = ow;
     if (tile_h <= 0 || tile_h > oh) tile_h = oh;
-    tile_job j = { plan, in, out, tile_w, tile_h, (ow + tile_w - 1) / tile_w,
-                   PTHREAD_MUTEX_INITIALIZER, 0, TS_OK, err };
+    tile_job j = { .plan = plan, .in = in, .out = out, .tile_w = tile_w, .tile_h = tile_h,
+                   .tiles_x = (ow + tile_w - 1) / tile_w, .st = TS_OK, .err = err };
+    pthread_mutex_init(&j.lock, NULL);
     long tiles = (long)j.tiles_x * ((oh + tile_h - 1) / tile_h);
-    if (tiles > INT_MAX) return ts_err_set(err, TS_E_ARG, "%ld tiles of %dx%d: too many", tiles, tile_w, tile_h);
-    ts_pool_run(pool, (int)tiles, tile_task, &j);
+    if (tiles > INT_MAX) j.st = ts_err_set(err, TS_E_ARG, "%ld tiles of %dx%d: too many", tiles, tile_w, tile_h);
+    else ts_pool_run(pool, (int)tiles, tile_task, &j);
     pthread_mutex_destroy(&j.lock);
     return j.st;
 }

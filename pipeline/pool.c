@@ -123,7 +123,8 @@ void ts_pool_run(ts_pool *p, int n, ts_task_fn task, void *ctx)
 {
     if (n <= 0) return;
     if (!p || p->n_workers == 0 || n == 1) { run_here(n, task, ctx); return; }
-    task_group g = { task, ctx, n, 0, 0, PTHREAD_COND_INITIALIZER, NULL };
+    task_group g = { .task = task, .ctx = ctx, .n = n };
+    pthread_cond_init(&g.all_done, NULL);
     pthread_mutex_lock(&p->lock);
     if (p->newest) p->newest->newer = &g;
     else p->oldest = &g;
