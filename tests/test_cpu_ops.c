@@ -149,6 +149,22 @@ static void test_wide(void)
         }
 }
 
+/* Transposes larger than one block of the fast version both ways (256
+ * output columns by 16..192 rows), every code and pixel size. */
+static void test_transpose_blocks(void)
+{
+    for (int code = 1; code <= 8; code++) {
+        int c = tref_randint(1, 4);
+        ts_type t = TYPES[tref_randint(0, 2)];
+        tsk_op op;
+        memset(&op, 0, sizeof op);
+        op.kind = TSK_ORIENT;
+        op.u.orient.code = code;
+        check_case(&op, tref_randint(300, 700), tref_randint(300, 700), c, t, code % 2);
+        check_case(&op, tref_randint(300, 700), tref_randint(300, 700), 3, TS_U8, code % 2);
+    }
+}
+
 /* A source short of a pixel the op reads is an error, as in the reference. */
 static void test_short_source(void)
 {
@@ -300,6 +316,7 @@ int main(void)
     check_seed();
     for (int rep = 0; rep < 3; rep++) test_small();
     test_wide();
+    test_transpose_blocks();
     test_short_source();
     test_pool();
     test_pool_limit();
