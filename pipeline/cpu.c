@@ -101,16 +101,18 @@ static void tile_task(void *ctx, int i)
     pthread_mutex_unlock(&j->lock);
 }
 
-/* Automatic tiles: strips of whole rows of about 128 rows (the row pass of
- * a convolution repeats its halo in every strip, so not much thinner), in
- * a multiple of the thread count so that every thread gets the same share. */
+/* Automatic tiles: strips of whole rows, up to about 128 rows (so that a
+ * strip's buffers stay in cache) and a multiple of the thread count (so
+ * that every thread gets the same share), but not under 64 rows: the row
+ * pass of a convolution repeats its halo in every strip, and in a batch
+ * the strips of an image often all run on its own thread anyway. */
 static int strip_rows(int oh, int threads)
 {
     int per_round = threads * 128;
     int rounds = (oh + per_round - 1) / per_round;
     int strips = threads * rounds;
     int rows = (oh + strips - 1) / strips;
-    return rows > 0 ? rows : 1;
+    return rows >= 64 ? rows : 64;
 }
 
 static void copy_pixels(const ts_image *in, ts_image *out)
