@@ -60,6 +60,66 @@ static CPU_HOT void matrix_rgb_u8(const float *m, int c, const unsigned char *re
     }
 }
 
+/* RGB on integers as a flat loop over the values of a row, free of the
+ * pixel structure the vectoriser handles badly: value j (channel j % 3)
+ * is k0[j]*f[j-2] + k1[j]*f[j-1] + k2[j]*f[j] + k3[j]*f[j+1] + k4[j]*f[j+2]
+ * + bias[j], the coefficients repeating every 3 values and zero on the
+ * taps outside j's pixel. The nonzero terms come in the reference's order
+ * (R, G, B); a zero term adds an exact 0 (the values are finite) or at
+ * worst turns a -0 into +0, and both round to 0: integer results equal
+ * the reference's. PERIOD values (a multiple of 3 and of the vector
+ * width) share one set of coefficient vectors. */
+enum { PERIOD = 48, FLAT_CHUNK = 20 * PERIOD };
+
+typedef struct flat3 { float k[5][PERIOD], bias[PERIOD]; } flat3;
+
+static void flat3_init(flat3 *f, const float *m, float maxv)
+{
+    for (int j = 0; j < PERIOD; j++) {
+        int ch = j % 3;
+        for (int t = 0; t < 5; t++) {
+            int from = ch + t - 2; /* the channel of j's pixel that tap t reads */
+            f->k[t][j] = from >= 0 && from < 3 ? m[4 * ch + from] : 0.0f;
+        }
+        f->bias[j] = m[4 * ch + 3] * maxv;
+    }
+}
+
+/* out[j] for j < n, n a multiple of PERIOD; in[-2] and in[n+1] readable. */
+static CPU_HOT void flat3_run(const flat3 *restrict f, const float *restrict in, float *restrict out, int n)
+{
+    for (int j0 = 0; j0 < n; j0 += PERIOD) {
+        const float *p = in + j0;
+        float *o = out + j0;
+        for (int j = 0; j < PERIOD; j++)
+            o[j] = f->k[0][j] * p[j - 2] + f->k[1][j] * p[j - 1] + f->k[2][j] * p[j] + f->k[3][j] * p[j + 1] +
+                   f->k[4][j] * p[j + 2] + f->bias[j];
+    }
+}
+
+/* One row of n values (3 per pixel) of integer type t. buf holds
+ * FLAT_CHUNK + 4 floats, res FLAT_CHUNK. */
+static void flat3_row(const flat3 *f, const float *m, float maxv, const unsigned char *in, unsigned char *out,
+                      ts_type t, size_t n, float *buf, float *res)
+{
+    size_t j0 = 0;
+    for (; j0 + PERIOD <= n; j0 += FLAT_CHUNK) {
+        size_t len = n - j0 < FLAT_CHUNK ? (n - j0) / PERIOD * PERIOD : FLAT_CHUNK;
+        size_t lo = j0 >= 2 ? j0 - 2 : 0, hi = j0 + len + 2 < n ? j0 + len + 2 : n;
+        buf[0] = buf[1] = buf[len + 2] = buf[len + 3] = 0.0f;
+        cpu_load_row(in + lo * (size_t)t, t, buf + 2 - (j0 - lo), hi - lo);
+        flat3_run(f, buf + 2, res, (int)len);
+        cpu_store_row(out + j0 * (size_t)t, t, res, len);
+        if (len < FLAT_CHUNK) { j0 += len; break; }
+    }
+    if (j0 >= n) return;
+    /* the last pixels, fewer than PERIOD values: the pixel formula */
+    size_t rest = n - j0;
+    cpu_load_row(in + j0 * (size_t)t, t, buf, rest);
+    matrix_rgb(m, 3, maxv, buf, res, (int)(rest / 3));
+    cpu_store_row(out + j0 * (size_t)t, t, res, rest);
+}
+
 /* Grey: m0*v + m3*max, alpha (c = 2) copied. */
 static CPU_HOT void matrix_grey(const float *m, int c, float maxv, const float *in, float *out, int n)
 {
@@ -129,6 +189,20 @@ ts_status tsk_cpu_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
         for (int y = 0; y < dst->h; y++)
             memcpy(cpu_px(dst, 0, y), cpu_px(src, lx, ly + y), n * (size_t)dst->type);
         return TS_OK;
+    }
+    if (op->kind == TSK_MATRIX && dst->type != TS_F32 && dst->c == 3) {
+        flat3 *f = malloc(sizeof *f);
+        float *buf = malloc(sizeof(float) * (2 * FLAT_CHUNK + 4));
+        if (f && buf) {
+            float maxv = ref_type_max(dst->type);
+            flat3_init(f, op->u.matrix.m, maxv);
+            for (int y = 0; y < dst->h; y++)
+                flat3_row(f, op->u.matrix.m, maxv, cpu_px(src, lx, ly + y), cpu_px(dst, 0, y), dst->type, n, buf,
+                          buf + FLAT_CHUNK + 4);
+        }
+        free(f);
+        free(buf);
+        return f && buf ? TS_OK : ts_err_set(err, TS_E_NOMEM, "colour matrix: no memory for a row");
     }
     if (op->kind == TSK_MATRIX && dst->type == TS_U8 && dst->c >= 3) {
         for (int y = 0; y < dst->h; y++)

@@ -147,6 +147,11 @@ static void test_wide(void)
             tsk_op op = random_op(kinds[k], c, t, (ts_border)tref_randint(0, 4));
             check_case(&op, tref_randint(1500, 2600), tref_randint(2, 9), c, t, trial == 0);
         }
+    /* RGB matrices on integers run as a flat loop in chunks of 960 values */
+    for (int ti = 0; ti < 2; ti++) {
+        tsk_op op = random_op(TSK_MATRIX, 3, TYPES[ti], TS_BORDER_REPLICATE);
+        check_case(&op, tref_randint(700, 1300), tref_randint(2, 5), 3, TYPES[ti], 0);
+    }
 }
 
 /* Transposes larger than one block of the fast version both ways (256
