@@ -271,6 +271,14 @@ static void bench_lines(cpu_bench *b)
     op->u.conv2d.mode = TSK_CONV_MAG;
     op->u.conv2d.border = TS_BORDER_REPLICATE;
     bench_op(b, "sobel", op);
+    memset(op, 0, sizeof *op);
+    op->kind = TSK_SAMPLE; /* bilinear to half size (the output fits the buffer) */
+    op->u.sample.inv[0] = op->u.sample.inv[4] = 2.0f;
+    op->u.sample.out_w = b->w / 2;
+    op->u.sample.out_h = b->h / 2;
+    op->u.sample.interp = TSK_BILINEAR;
+    op->u.sample.border = TS_BORDER_REPLICATE;
+    bench_op(b, "resize-down", op);
     free(op);
 }
 
