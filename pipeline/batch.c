@@ -4,6 +4,7 @@
  * worker itself (CPU backend) or on the GPU engine, which one thread feeds
  * with decoded images and drains in submission order. Workers prefer
  * encoding to decoding, so finished images leave memory first. */
+#include "pool.h"
 #include "tilestream.h"
 
 #include <dirent.h>
@@ -364,6 +365,7 @@ static void *worker(void *p)
         int is_encode = 0, i = next_work(b, &is_encode);
         if (i == -2) break;
         pthread_mutex_unlock(&b->lock);
+        ts_pool_busy(b->pool, 1); /* codecs count against the CPU ops' thread limit too */
         ts_image_result *res = &b->r->images[i];
         int keep = 1;
         if (is_encode) {
@@ -376,6 +378,7 @@ static void *worker(void *p)
             if (res->status == TS_OK) encode(b, i, wa->lane);
             keep = 0;
         }
+        ts_pool_busy(b->pool, 0);
         pthread_mutex_lock(&b->lock);
         if (!keep) finish(b, i);
         else { b->jobs[i].state = ST_DECODED; pthread_cond_broadcast(&b->changed); }

@@ -114,6 +114,23 @@ void ts_pool_free(ts_pool *p)
 
 int ts_pool_threads(const ts_pool *p) { return p ? p->threads : 1; }
 
+/* The pool this thread has said it is busy for (ts_pool_busy), if any. */
+static _Thread_local ts_pool *busy_for;
+
+void ts_pool_busy(ts_pool *p, int busy)
+{
+    if (!p || (busy != 0) == (busy_for == p)) return;
+    pthread_mutex_lock(&p->lock);
+    if (busy) {
+        p->computing++;
+    } else {
+        p->computing--;
+        pthread_cond_signal(&p->work);
+    }
+    pthread_mutex_unlock(&p->lock);
+    busy_for = busy ? p : NULL;
+}
+
 static void run_here(int n, ts_task_fn task, void *ctx)
 {
     for (int i = 0; i < n; i++) task(ctx, i);
@@ -129,15 +146,18 @@ void ts_pool_run(ts_pool *p, int n, ts_task_fn task, void *ctx)
     if (p->newest) p->newest->newer = &g;
     else p->oldest = &g;
     p->newest = &g;
-    p->computing++;
+    int counted = busy_for == p; /* already counted as computing */
+    if (!counted) p->computing++;
     pthread_cond_broadcast(&p->work);
     while (g.next < g.n) { /* the caller works on its own group */
         int i = g.next++;
         if (g.next == g.n) unlink_group(p, &g);
         run_one(p, &g, i);
     }
-    p->computing--;
-    pthread_cond_signal(&p->work);
+    if (!counted) {
+        p->computing--;
+        pthread_cond_signal(&p->work);
+    }
     while (g.finished < g.n) pthread_cond_wait(&g.all_done, &p->lock);
     pthread_mutex_unlock(&p->lock);
     pthread_cond_destroy(&g.all_done);

@@ -5,8 +5,9 @@
  * on N cores does not start N x N threads. A caller hands the pool a group
  * of n tasks and runs tasks of its own group itself; a pool thread starts
  * a task only while fewer than `threads` threads are computing in all,
- * callers included (callers that arrive while it runs one may exceed the
- * limit for that one task). So one image alone gets every core, and N
+ * callers and threads busy with other work (ts_pool_busy) included
+ * (callers that arrive while it runs one may exceed the limit for that
+ * one task). So one image alone gets every core, and N
  * images in flight on N cores each keep to their caller's thread. */
 #ifndef TS_POOL_H
 #define TS_POOL_H
@@ -17,6 +18,12 @@
  * not NULL, on the pool's threads; returns when all n have finished. */
 typedef void (*ts_task_fn)(void *ctx, int i);
 void ts_pool_run(ts_pool *pool, int n, ts_task_fn task, void *ctx);
+
+/* A thread that computes outside the pool (a batch worker decoding and
+ * encoding) counts against the limit while busy (1) until it says it is
+ * done (0), so that pool threads leave it its core; its own ts_pool_run
+ * calls meanwhile do not count it twice. A NULL pool ignores this. */
+void ts_pool_busy(ts_pool *pool, int busy);
 
 /* How many threads may compute at once (1 for a NULL pool). */
 int ts_pool_threads(const ts_pool *pool);

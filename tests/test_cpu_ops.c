@@ -303,6 +303,13 @@ static void test_pool_limit(void)
     counting_caller(pool);
     CHECK_EQ_INT(atomic_load(&tasks_done), 40);
     CHECK_MSG(atomic_load(&most_running) <= 3, "%d tasks at once on a pool of 3", atomic_load(&most_running));
+    /* a thread that said it is busy (a batch worker) runs its tiles the same */
+    atomic_store(&most_running, 0);
+    ts_pool_busy(pool, 1);
+    counting_caller(pool);
+    ts_pool_busy(pool, 0);
+    CHECK_EQ_INT(atomic_load(&tasks_done), 80);
+    CHECK(atomic_load(&most_running) <= 3);
     ts_pool_free(pool);
     pool = ts_pool_create(2);
     atomic_store(&most_running, 0);
