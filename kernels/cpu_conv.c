@@ -15,8 +15,7 @@
 
 #include <stdlib.h>
 
-enum { CHUNK = 512,                   /* floats summed at a time (2 KB, stays in L1) */
-       RING_BYTES = 384 * 1024 };     /* the ring of rows of one band (fits L2) */
+enum { RING_BYTES = 384 * 1024 };     /* the ring of rows of one band (fits L2) */
 
 /* A band: output columns [bx, bx + bw) of dst (local), and where its
  * extended source rows start in the image. */
@@ -191,17 +190,28 @@ static void pick_taps(const float *k, int kw, int all, tap_row *r)
         if (all || k[i] != 0.0f) { r->at[r->n] = i; r->k[r->n] = k[i]; r->n++; }
 }
 
-/* acc[j] += k * ext[j + at*c] for the taps of one kernel row. */
-static CPU_HOT void add_row_taps(const tap_row *r, int c, const float *restrict ext, float *restrict acc, int n)
+/* s[j] = sum over kernel rows r (going up) of sum over the row's taps t
+ * of k * rows[r][j + at*c], for j < n: all the kernel in one pass, BLOCK
+ * sums held in registers across every tap, as taps_pass does. */
+static CPU_HOT void kernel_pass(const tap_row *taps, int kh, int c, const float *const *rows, float *restrict s, int n)
 {
-    for (int j0 = 0; j0 < n; j0 += CHUNK) {
-        int m = n - j0 < CHUNK ? n - j0 : CHUNK;
-        float *restrict o = acc + j0;
-        for (int t = 0; t < r->n; t++) {
-            const float *restrict e = ext + j0 + (size_t)r->at[t] * c;
-            float kt = r->k[t];
-            for (int j = 0; j < m; j++) o[j] += kt * e[j];
-        }
+    int j0 = 0;
+    for (; j0 + BLOCK <= n; j0 += BLOCK) {
+        float a[BLOCK];
+        for (int j = 0; j < BLOCK; j++) a[j] = 0.0f;
+        for (int r = 0; r < kh; r++)
+            for (int t = 0; t < taps[r].n; t++) {
+                const float *restrict e = rows[r] + j0 + (size_t)taps[r].at[t] * c;
+                float kt = taps[r].k[t];
+                for (int j = 0; j < BLOCK; j++) a[j] += kt * e[j];
+            }
+        for (int j = 0; j < BLOCK; j++) s[j0 + j] = a[j];
+    }
+    for (; j0 < n; j0++) {
+        float a = 0.0f;
+        for (int r = 0; r < kh; r++)
+            for (int t = 0; t < taps[r].n; t++) a += taps[r].k[t] * rows[r][j0 + (size_t)taps[r].at[t] * c];
+        s[j0] = a;
     }
 }
 
@@ -229,13 +239,10 @@ static void conv2d_band(const tsk_op *op, const band *b, ts_view *dst, c2d_bufs 
         extend_row(b, dst->y0 - ry + k, m->ring + (size_t)(k % kh) * n_ext);
         int ly = k - (kh - 1);
         if (ly < 0) continue;
-        memset(m->s, 0, sizeof(float) * (size_t)n);
-        if (mag) memset(m->s2, 0, sizeof(float) * (size_t)n);
-        for (int j = 0; j < kh; j++) {
-            const float *ext = m->ring + (size_t)((ly + j) % kh) * n_ext;
-            add_row_taps(&m->taps[j], c, ext, m->s, n);
-            if (mag) add_row_taps(&m->taps2[j], c, ext, m->s2, n);
-        }
+        const float *rows[TSK_MAX_2D];
+        for (int j = 0; j < kh; j++) rows[j] = m->ring + (size_t)((ly + j) % kh) * n_ext;
+        kernel_pass(m->taps, kh, c, rows, m->s, n);
+        if (mag) kernel_pass(m->taps2, kh, c, rows, m->s2, n);
         conv2d_mode(op->u.conv2d.mode, bias_max, m->s, m->s2, m->out, n);
         if (op->alpha_passthrough && has_alpha(c)) /* the centre: row ly + ry, column rx of the extension */
             keep_alpha(c, m->ring + (size_t)((ly + ry) % kh) * n_ext + (size_t)rx * c, m->out, b->bw);
