@@ -118,9 +118,10 @@ def opencv_batch(photos, outdir, procs):
     return done, time.perf_counter() - t0
 
 
-def tilestream_batch(ts, photos_dir, outdir, jobs):
+def tilestream_batch(ts, photos, outdir, jobs):
+    """The same files OpenCV gets, named one by one."""
     t0 = time.perf_counter()
-    subprocess.run([ts, "run", photos_dir, "-o", outdir, "--device", "cpu", "-j", str(jobs), "--ops", CHAIN,
+    subprocess.run([ts, "run", *photos, "-o", outdir, "--device", "cpu", "-j", str(jobs), "--ops", CHAIN,
                     "--format", "jpg", "--quality", "90", "--overwrite", "-q"], check=True)
     return time.perf_counter() - t0
 
@@ -196,7 +197,7 @@ def main():
 
         out_ts, out_cv = os.path.join(work, "out-ts"), os.path.join(work, "out-cv")
         os.makedirs(out_cv, exist_ok=True)
-        t_ts = tilestream_batch(ts, photos_dir, out_ts, n)
+        t_ts = tilestream_batch(ts, photos, out_ts, n)
         done, t_cv = opencv_batch(photos, out_cv, n)
         print(f"\n3. {len(photos)} photos (about {mp_px:.0f} MP) through {CHAIN} to JPEG q90, {n} cores")
         print(f"   tilestream --device cpu -j {n}: {len(photos) / t_ts:7.2f} images/s ({t_ts:.2f} s)")
