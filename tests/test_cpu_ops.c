@@ -67,9 +67,13 @@ static tsk_op random_op(tsk_kind kind, int c, ts_type t, ts_border b)
         op.u.conv2d.border_value = border_value(t);
         break;
     case TSK_SAMPLE: {
-        float a = tref_randf(0.3f, 2.5f), r = tref_randf(-0.5f, 0.5f);
+        /* half of them axis-aligned (zeros of either sign off the diagonal),
+         * which the fast version computes per column and per row */
+        int aligned = tref_randint(0, 1);
+        float a = tref_randf(0.3f, 2.5f), r = aligned ? (tref_randint(0, 1) ? 0.0f : -0.0f) : tref_randf(-0.5f, 0.5f);
         op.u.sample.inv[0] = a; op.u.sample.inv[1] = r; op.u.sample.inv[2] = tref_randf(-4, 4);
-        op.u.sample.inv[3] = -r; op.u.sample.inv[4] = a; op.u.sample.inv[5] = tref_randf(-4, 4);
+        op.u.sample.inv[3] = -r; op.u.sample.inv[4] = aligned ? tref_randf(0.3f, 2.5f) : a;
+        op.u.sample.inv[5] = tref_randf(-4, 4);
         op.u.sample.out_w = tref_randint(1, 50);
         op.u.sample.out_h = tref_randint(1, 40);
         op.u.sample.interp = (tsk_interp)tref_randint(0, 1);
@@ -139,8 +143,8 @@ static void test_small(void)
  * floats holds under 1000 pixels), and a region starting past the first. */
 static void test_wide(void)
 {
-    static const tsk_kind kinds[] = { TSK_CONV_SEP, TSK_CONV_2D, TSK_ORIENT, TSK_MATRIX };
-    for (int k = 0; k < 4; k++)
+    static const tsk_kind kinds[] = { TSK_CONV_SEP, TSK_CONV_2D, TSK_ORIENT, TSK_MATRIX, TSK_SAMPLE };
+    for (int k = 0; k < 5; k++)
         for (int trial = 0; trial < 3; trial++) {
             int c = tref_randint(1, 4);
             ts_type t = tref_randtype();
