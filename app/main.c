@@ -28,7 +28,7 @@ static const char *const USAGE_RUN =
     "  --path P             sampling ops on the GPU: global (default) | texture\n"
     "  --streams N          CUDA streams (default 3)\n"
     "  --tile WxH           output tile size (default: automatic)\n"
-    "  -j, --jobs N         codec threads (default: all cores)\n"
+    "  -j, --jobs N         codec and CPU-op threads (default: all cores)\n"
     "  --format F           same (default) | png | jpg | bmp | tga | hdr\n"
     "  --quality Q          JPEG quality 1..100 (default 90)\n"
     "  --png-level L        PNG zlib level 0..9 (default 3)\n"
@@ -57,12 +57,14 @@ static const char *const USAGE_COMPARE =
     "  --streams N, --tile WxH, --max-pixels N (as for run)\n";
 
 static const char *const USAGE_BENCH =
-    "usage: tilestream bench [kernels|overlap|all] [opts]\n"
+    "usage: tilestream bench [kernels|overlap|all|cpu] [opts]\n"
     "  kernels: every kernel version on an image in device memory: ms, GB/s, MP/s and the ratio to\n"
     "           a device-to-device copy measured in the same run (and NPP when built with it)\n"
     "  overlap: an in-memory batch through H2D, a 3-op chain and D2H for 1, 2, 4, 8 streams,\n"
     "           pinned vs pageable memory\n"
-    "  --size WxH           image size (kernels default 7680x4320, overlap 3840x2160)\n"
+    "  cpu:     the CPU ops on an RGB8 image on 1 and -j threads (default all cores), against\n"
+    "           memcpy on as many threads; and the chain gauss=sigma=2,matrix=sepia,transpose\n"
+    "  --size WxH           image size (kernels default 7680x4320, overlap 3840x2160, cpu 6000x4000)\n"
     "  --reps N             timed repetitions per line\n"
     "  --only NAME          only lines whose op contains NAME\n"
     "  --json FILE          the same figures as JSON\n";

@@ -113,7 +113,7 @@ static ts_status check_pair(const tsk_op *op, const ts_view *src, const ts_view 
     return TS_OK;
 }
 
-ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err)
 {
     const char *what;
     ts_status st;
@@ -121,6 +121,12 @@ ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
     what = kind_name(op->kind);
     st = check_params(op, what, err);
     if (st == TS_OK) st = check_pair(op, src, dst, what, err);
+    return st;
+}
+
+ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    ts_status st = tsk_ref_check(op, src, dst, err);
     if (st != TS_OK) return st;
     if (dst->w == 0 || dst->h == 0) return TS_OK;
     switch (op->kind) {

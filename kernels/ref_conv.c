@@ -1,43 +1,66 @@
-/* ref_conv.c - the reference convolutions: separable (rows, then the
- * column of row sums) and 2-D (linear, absolute value, gradient
- * magnitude). Every tap goes through the border mode on its own. */
+/* ref_conv.c - the reference convolutions: separable (a row pass into a
+ * float buffer, then a column pass over it) and 2-D (linear, absolute
+ * value, gradient magnitude). Every tap goes through the border mode on
+ * its own. */
 #include "ref_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* The last channel of c = 2 or 4 is alpha. */
 static int has_alpha(int c) { return c == 2 || c == 4; }
 
-/* One output pixel of CONV_SEP at global (x, y), all channels, in exactly
- * the order tsk.h gives: for each row j a float row sum over i, added
- * times ky[j] into the column sum. */
-static void sep_pixel(const tsk_op *op, ref_reader *rd, int x, int y, float *out)
+/* Row pass of CONV_SEP for image row gy (which may lie outside the image):
+ * out[lx*c + ch] = sum_i kx[i] * p(x0 + lx + i - rx, gy), summed with i
+ * going up, as tsk.h orders it. */
+static void sep_row_pass(const tsk_op *op, ref_reader *rd, int x0, int w, int gy, float *out)
 {
-    int c = rd->v->c;
-    int rx = (op->u.sep.nx - 1) / 2, ry = (op->u.sep.ny - 1) / 2;
-    float col[4] = { 0, 0, 0, 0 }, centre[4], p[4];
-    for (int j = 0; j < op->u.sep.ny; j++) {
+    int c = rd->v->c, rx = (op->u.sep.nx - 1) / 2;
+    float p[4];
+    for (int lx = 0; lx < w; lx++) {
         float row[4] = { 0, 0, 0, 0 };
         for (int i = 0; i < op->u.sep.nx; i++) {
-            ref_read_border(rd, x + i - rx, y + j - ry, op->u.sep.border, op->u.sep.border_value, p);
+            ref_read_border(rd, x0 + lx + i - rx, gy, op->u.sep.border, op->u.sep.border_value, p);
             for (int ch = 0; ch < c; ch++) row[ch] += op->u.sep.kx[i] * p[ch];
         }
-        for (int ch = 0; ch < c; ch++) col[ch] += op->u.sep.ky[j] * row[ch];
+        for (int ch = 0; ch < c; ch++) out[(size_t)lx * c + ch] = row[ch];
     }
-    ref_read(rd, x, y, centre);
-    for (int ch = 0; ch < c; ch++) out[ch] = op->u.sep.center_w * centre[ch] + op->u.sep.conv_w * col[ch];
+}
+
+/* Column pass for output pixel (x0 + lx, gy): rows[k] holds the row pass of
+ * image row dst->y0 - ry + k. t = sum_j ky[j] * row sum at gy + j - ry, j
+ * going up; then the centre weight and the alpha rule. */
+static void sep_col_pixel(const tsk_op *op, ref_reader *rd, const float *rows, size_t row_len, int ly,
+                          int lx, int gx, int gy, float *out)
+{
+    int c = rd->v->c;
+    float t[4] = { 0, 0, 0, 0 }, centre[4];
+    for (int j = 0; j < op->u.sep.ny; j++) {
+        const float *r = rows + (size_t)(ly + j) * row_len + (size_t)lx * c;
+        for (int ch = 0; ch < c; ch++) t[ch] += op->u.sep.ky[j] * r[ch];
+    }
+    ref_read(rd, gx, gy, centre);
+    for (int ch = 0; ch < c; ch++) out[ch] = op->u.sep.center_w * centre[ch] + op->u.sep.conv_w * t[ch];
     if (op->alpha_passthrough && has_alpha(c)) out[c - 1] = centre[c - 1];
 }
 
 ts_status tsk_ref_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
 {
     ref_reader rd = ref_reader_of(src);
-    float out[4];
+    int ry = (op->u.sep.ny - 1) / 2, nrows = dst->h + op->u.sep.ny - 1;
+    size_t row_len = (size_t)dst->w * (size_t)dst->c;
+    float *rows = malloc(sizeof(float) * row_len * (size_t)nrows), out[4];
+    if (!rows)
+        return ts_err_set(err, TS_E_NOMEM, "reference separable convolution: no memory for %d rows of %d pixels",
+                          nrows, dst->w);
+    for (int k = 0; k < nrows; k++)
+        sep_row_pass(op, &rd, dst->x0, dst->w, dst->y0 - ry + k, rows + (size_t)k * row_len);
     for (int ly = 0; ly < dst->h; ly++)
         for (int lx = 0; lx < dst->w; lx++) {
-            sep_pixel(op, &rd, dst->x0 + lx, dst->y0 + ly, out);
+            sep_col_pixel(op, &rd, rows, row_len, ly, lx, dst->x0 + lx, dst->y0 + ly, out);
             for (int ch = 0; ch < dst->c; ch++) ref_store(dst, lx, ly, ch, out[ch]);
         }
+    free(rows);
     return tsk_ref_reader_status(&rd, "separable convolution", err);
 }
 

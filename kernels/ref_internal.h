@@ -103,6 +103,11 @@ static inline int ref_orient_src(int code, int x, int y, int W, int H, int *sx, 
     }
 }
 
+/* The checks tsk_ref_apply makes before it runs an op: the parameters,
+ * both views, and that they are two stages of op. (The fast CPU ops in
+ * cpu_*.c make the same checks.) */
+ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err);
+
 /* The op families; tsk_ref_apply has checked the views and parameters. */
 ts_status tsk_ref_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
 ts_status tsk_ref_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);

@@ -108,11 +108,12 @@ typedef struct tsk_op {
          * Codes 5..8 swap width and height; other codes are TS_E_ARG. */
         struct { int code; } orient;
 
-        /* t(x,y) = sum_j ky[j] * sum_i kx[i] * p(x + i - rx, y + j - ry),
-         * rx = (nx-1)/2, ry = (ny-1)/2 (nx, ny odd), rows first, in float;
-         * out = center_w * p(x,y) + conv_w * t(x,y).
-         * Order: t = 0; for j { r = 0; for i { r += kx[i]*p }; t += ky[j]*r },
-         * so a row pass into a float buffer, then a column pass, matches.
+        /* Two passes in float, rx = (nx-1)/2, ry = (ny-1)/2 (nx, ny odd):
+         *   row pass    r(x,y') = sum_i kx[i] * p(x + i - rx, y')
+         *   column pass t(x,y)  = sum_j ky[j] * r(x, y + j - ry)
+         *   out = center_w * p(x,y) + conv_w * t(x,y).
+         * Order: r = 0; for i { r += kx[i]*p }, then t = 0; for j
+         * { t += ky[j]*r }: nx + ny products per output, not nx * ny.
          * gauss/box: center_w 0, conv_w 1; sharpen: 1+amount, -amount. */
         struct {
             int nx, ny;

@@ -4,6 +4,7 @@
  * worker itself (CPU backend) or on the GPU engine, which one thread feeds
  * with decoded images and drains in submission order. Workers prefer
  * encoding to decoding, so finished images leave memory first. */
+#include "pool.h"
 #include "tilestream.h"
 
 #include <dirent.h>
@@ -198,6 +199,7 @@ typedef struct batch {
     job *jobs;
     ts_chain *chains[9];      /* [orientation]: the chain with that EXIF orientation applied */
     ts_engine *engine;
+    ts_pool *pool;            /* CPU ops: the tiles of every image in flight share these threads */
     ts_allocator pinned;
     int use_gpu;
     pthread_mutex_t lock;
@@ -278,7 +280,7 @@ static void cpu_ops(batch *b, int i, int lane)
     ts_image_result *res = &b->r->images[i];
     ts_err e = { 0 };
     double t0 = ts_now();
-    ts_status st = ts_cpu_run(chain_for(b, &j->in), &j->in, b->o->tile_w, b->o->tile_h, &j->out, &e);
+    ts_status st = ts_cpu_run_pool(chain_for(b, &j->in), &j->in, b->o->tile_w, b->o->tile_h, b->pool, &j->out, &e);
     double t1 = ts_now();
     res->ops_s = t1 - t0;
     if (st != TS_OK) {
@@ -360,6 +362,7 @@ static void *worker(void *p)
         int is_encode = 0, i = next_work(b, &is_encode);
         if (i == -2) break;
         pthread_mutex_unlock(&b->lock);
+        ts_pool_busy(b->pool, 1); /* codecs count against the CPU ops' thread limit too */
         ts_image_result *res = &b->r->images[i];
         int keep = 1;
         if (is_encode) {
@@ -372,6 +375,7 @@ static void *worker(void *p)
             if (res->status == TS_OK) encode(b, i, wa->lane);
             keep = 0;
         }
+        ts_pool_busy(b->pool, 0);
         pthread_mutex_lock(&b->lock);
         if (!keep) finish(b, i);
         else { b->jobs[i].state = ST_DECODED; pthread_cond_broadcast(&b->changed); }
@@ -590,6 +594,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     if (nworkers > 256) nworkers = 256;
     /* decoded images not yet encoded: one per worker, plus those on the GPU */
     b.max_in_memory = b.use_gpu ? nworkers + 2 * (o->streams > 0 ? o->streams : 3) + 2 : nworkers;
+    if (!b.use_gpu) b.pool = ts_pool_create(nworkers); /* NULL: each image on its worker's thread */
     pthread_t threads[257];
     worker_arg args[256];
     int started = 0;
@@ -611,6 +616,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     for (int w = 0; w < started; w++) pthread_join(threads[w], NULL);
     if (feeder_started) pthread_join(feeder, NULL);
     r->wall_s = ts_now() - t_start;
+    ts_pool_free(b.pool);
 
     if (b.fatal) {
         int ok = r->n_ok;

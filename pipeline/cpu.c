@@ -1,7 +1,12 @@
-/* cpu.c - the CPU backend: runs a plan tile by tile with the reference
- * ops. It is the oracle for the GPU and the fallback without one. */
+/* cpu.c - the CPU backend: runs a plan tile by tile with the fast CPU ops
+ * (kernels/cpu_*.c, each checked against the reference), the tiles of an
+ * image spread over a thread pool. The fallback without a GPU. */
 #include "plan.h"
+#include "pool.h"
+#include "tsk_cpu.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +52,7 @@ static ts_status run_tile(const ts_plan *plan, const ts_image *in, ts_rect tile,
         } else if ((st = alloc_view(&dst, r[k + 1], plan->w[k + 1], plan->h[k + 1], plan->c, plan->type, err)) != TS_OK) {
             break;
         }
-        st = tsk_ref_apply(&plan->ops[k], &src, &dst, err);
+        st = tsk_cpu_apply(&plan->ops[k], &src, &dst, err);
         free(owned);
         owned = k == plan->n - 1 ? NULL : dst.data;
         src = dst;
@@ -56,42 +61,114 @@ static ts_status run_tile(const ts_plan *plan, const ts_image *in, ts_rect tile,
     return st;
 }
 
-ts_status ts_cpu_run(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h,
-                     ts_image *out, ts_err *err)
+/* The tiles of one image, run as tasks of the pool; the first failure is
+ * kept and the tiles not yet started are skipped. */
+typedef struct tile_job {
+    const ts_plan *plan;
+    const ts_image *in;
+    ts_image *out;
+    int tile_w, tile_h, tiles_x;
+    pthread_mutex_t lock;
+    int failed;
+    ts_status st;
+    ts_err *err;
+} tile_job;
+
+static void tile_task(void *ctx, int i)
+{
+    tile_job *j = ctx;
+    int ow = j->plan->w[j->plan->n], oh = j->plan->h[j->plan->n];
+    int x = (i % j->tiles_x) * j->tile_w, y = (i / j->tiles_x) * j->tile_h;
+    ts_rect t = { x, y, x + j->tile_w <= ow ? j->tile_w : ow - x, y + j->tile_h <= oh ? j->tile_h : oh - y };
+    ts_rect r_small[16], *r = r_small;
+    ts_err e = { 0 };
+    ts_status st = TS_OK;
+    pthread_mutex_lock(&j->lock);
+    int skip = j->failed;
+    pthread_mutex_unlock(&j->lock);
+    if (skip) return;
+    if (j->plan->n + 1 > 16 && !(r = malloc(sizeof(ts_rect) * (size_t)(j->plan->n + 1))))
+        st = ts_err_set(&e, TS_E_NOMEM, "out of memory");
+    if (st == TS_OK) st = run_tile(j->plan, j->in, t, r, j->out, &e);
+    if (r != r_small) free(r);
+    if (st == TS_OK) return;
+    pthread_mutex_lock(&j->lock);
+    if (!j->failed) {
+        j->failed = 1;
+        j->st = st;
+        if (j->err) *j->err = e;
+    }
+    pthread_mutex_unlock(&j->lock);
+}
+
+/* Automatic tiles: strips of whole rows, up to about 128 rows (so that a
+ * strip's buffers stay in cache) and a multiple of the thread count (so
+ * that every thread gets the same share), but not under 64 rows: the row
+ * pass of a convolution repeats its halo in every strip, and in a batch
+ * the strips of an image often all run on its own thread anyway. */
+static int strip_rows(int oh, int threads)
+{
+    int per_round = threads * 128;
+    int rounds = (oh + per_round - 1) / per_round;
+    int strips = threads * rounds;
+    int rows = (oh + strips - 1) / strips;
+    return rows >= 64 ? rows : 64;
+}
+
+static void copy_pixels(const ts_image *in, ts_image *out)
+{
+    size_t row = (size_t)in->w * ts_pixel_bytes(in);
+    for (int y = 0; y < in->h; y++)
+        memcpy(out->data + (size_t)y * out->stride, in->data + (size_t)y * in->stride, row);
+}
+
+static void copy_icc(const ts_image *in, ts_image *out)
+{
+    if (!in->icc || !in->icc_len) return;
+    out->icc = malloc(in->icc_len);
+    if (!out->icc) return;
+    memcpy(out->icc, in->icc, in->icc_len);
+    out->icc_len = in->icc_len;
+}
+
+static ts_status run_tiles(const ts_plan *plan, const ts_image *in, int tile_w, int tile_h, ts_pool *pool,
+                           ts_image *out, ts_err *err)
+{
+    int ow = plan->w[plan->n], oh = plan->h[plan->n];
+    if (tile_w <= 0 && tile_h <= 0) { tile_w = ow; tile_h = strip_rows(oh, ts_pool_threads(pool)); }
+    if (tile_w <= 0 || tile_w > ow) tile_w = ow;
+    if (tile_h <= 0 || tile_h > oh) tile_h = oh;
+    tile_job j = { .plan = plan, .in = in, .out = out, .tile_w = tile_w, .tile_h = tile_h,
+                   .tiles_x = (ow + tile_w - 1) / tile_w, .st = TS_OK, .err = err };
+    pthread_mutex_init(&j.lock, NULL);
+    long tiles = (long)j.tiles_x * ((oh + tile_h - 1) / tile_h);
+    if (tiles > INT_MAX) j.st = ts_err_set(err, TS_E_ARG, "%ld tiles of %dx%d: too many", tiles, tile_w, tile_h);
+    else ts_pool_run(pool, (int)tiles, tile_task, &j);
+    pthread_mutex_destroy(&j.lock);
+    return j.st;
+}
+
+ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h, ts_pool *pool,
+                          ts_image *out, ts_err *err)
 {
     ts_plan plan;
     ts_status st = ts_plan_make(chain, in->w, in->h, in->c, in->type, &plan, err);
     if (st != TS_OK) return st;
-    int ow = plan.w[plan.n], oh = plan.h[plan.n];
-    st = ts_image_alloc(out, ow, oh, in->c, in->type, 0, NULL, err);
+    st = ts_image_alloc(out, plan.w[plan.n], plan.h[plan.n], in->c, in->type, 0, NULL, err);
     if (st != TS_OK) { ts_plan_free(&plan); return st; }
     out->orientation = 1;
-    if (in->icc && in->icc_len) {
-        out->icc = malloc(in->icc_len);
-        if (out->icc) {
-            memcpy(out->icc, in->icc, in->icc_len);
-            out->icc_len = in->icc_len;
-        }
-    }
-    if (plan.n == 0) { /* empty chain: pixels unchanged */
-        size_t row = (size_t)in->w * ts_pixel_bytes(in);
-        for (int y = 0; y < in->h; y++) memcpy(out->data + (size_t)y * out->stride, in->data + (size_t)y * in->stride, row);
-        ts_plan_free(&plan);
-        return TS_OK;
-    }
-    if (tile_w <= 0 || tile_w > ow) tile_w = ow;
-    if (tile_h <= 0 || tile_h > oh) tile_h = oh;
-    ts_rect *r = malloc(sizeof(ts_rect) * (size_t)(plan.n + 1));
-    if (!r) st = ts_err_set(err, TS_E_NOMEM, "out of memory");
-    for (int y = 0; st == TS_OK && y < oh; y += tile_h)
-        for (int x = 0; st == TS_OK && x < ow; x += tile_w) {
-            ts_rect t = { x, y, x + tile_w <= ow ? tile_w : ow - x, y + tile_h <= oh ? tile_h : oh - y };
-            st = run_tile(&plan, in, t, r, out, err);
-        }
-    free(r);
+    copy_icc(in, out);
+    if (plan.n == 0) copy_pixels(in, out); /* empty chain: pixels unchanged */
+    else st = run_tiles(&plan, in, tile_w, tile_h, pool, out, err);
     ts_plan_free(&plan);
     if (st != TS_OK) ts_image_free(out);
     return st;
+}
+
+ts_status ts_cpu_run(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h,
+                     ts_image *out, ts_err *err)
+{
+    return ts_cpu_run_pool(chain, in, tile_w, tile_h, NULL, out, err);
 }
 
 ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c, int *out_w, int *out_h, ts_err *err)

@@ -192,6 +192,18 @@ typedef enum ts_path { TS_PATH_GLOBAL = 0, TS_PATH_TEXTURE } ts_path;
 ts_status ts_cpu_run(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h,
                      ts_image *out, ts_err *err);
 
+/* A pool of CPU threads for the ops (pipeline/pool.c): the tiles of one
+ * image run on all of them, and images run at the same time share them, so
+ * a batch never has more than `threads` threads computing (0 = one per
+ * online core). ts_cpu_run_pool with pool NULL is ts_cpu_run: the calling
+ * thread alone. With tile_w = tile_h = 0 the image is cut into strips of
+ * whole rows, enough for every thread. */
+typedef struct ts_pool ts_pool;
+ts_pool *ts_pool_create(int threads);
+void ts_pool_free(ts_pool *pool);
+ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h,
+                          ts_pool *pool, ts_image *out, ts_err *err);
+
 /* Output size of a chain applied to a w x h image. */
 ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
                             int *out_w, int *out_h, ts_err *err);
@@ -311,6 +323,9 @@ typedef struct ts_bench_opts {
 } ts_bench_opts;
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_kernels_cuda.c */
 ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_overlap_cuda.c */
+/* The fast CPU ops on one and on `threads` threads (0 = every core) against
+ * memcpy; the image is RGB8, 6000 x 4000 unless opts say. */
+ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err);  /* pipeline/bench_cpu.c */
 
 /* ------------------------------------------------------------ batch runs
  * (pipeline/batch.c) Process files and folders (walked recursively) into

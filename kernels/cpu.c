@@ -1,0 +1,74 @@
+/* cpu.c - the fast CPU ops: checks the views as the reference does, checks
+ * that src holds every pixel dst needs (the fast versions read memory
+ * directly and cannot notice a missing pixel), then hands the op to its
+ * family. Row conversions shared by the families live here too. */
+#include "cpu_internal.h"
+
+CPU_HOT void cpu_load_row(const unsigned char *p, ts_type t, float *out, size_t n)
+{
+    if (t == TS_U8) {
+        for (size_t i = 0; i < n; i++) out[i] = (float)p[i];
+    } else if (t == TS_U16) {
+        const uint16_t *q = (const uint16_t *)(const void *)p;
+        for (size_t i = 0; i < n; i++) out[i] = (float)q[i];
+    } else {
+        memcpy(out, p, n * sizeof(float));
+    }
+}
+
+CPU_HOT void cpu_store_row(unsigned char *p, ts_type t, const float *in, size_t n)
+{
+    if (t == TS_U8) {
+        for (size_t i = 0; i < n; i++) p[i] = (unsigned char)cpu_round_sat(in[i], 255.0f);
+    } else if (t == TS_U16) {
+        uint16_t *q = (uint16_t *)(void *)p;
+        for (size_t i = 0; i < n; i++) q[i] = (uint16_t)cpu_round_sat(in[i], 65535.0f);
+    } else {
+        memcpy(p, in, n * sizeof(float));
+    }
+}
+
+static int holds(const ts_view *v, ts_rect r)
+{
+    if (r.w <= 0 || r.h <= 0) return 1;
+    return r.x0 >= v->x0 && r.y0 >= v->y0 && r.x0 + r.w <= v->x0 + v->w && r.y0 + r.h <= v->y0 + v->h;
+}
+
+int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src)
+{
+    (void)src;
+    switch (op->kind) {
+    case TSK_MATRIX:
+    case TSK_PREMUL:
+    case TSK_UNPREMUL:
+    case TSK_ORIENT:
+    case TSK_CONV_SEP:
+    case TSK_CONV_2D:
+        return 1;
+    case TSK_SAMPLE: /* the two interpolations cpu_sample.c knows */
+        return op->u.sample.interp == TSK_NEAREST || op->u.sample.interp == TSK_BILINEAR;
+    default:
+        return 0;
+    }
+}
+
+ts_status tsk_cpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    ts_status st = tsk_ref_check(op, src, dst, err);
+    if (st != TS_OK) return st;
+    if (dst->w == 0 || dst->h == 0) return TS_OK;
+    ts_rect out = { dst->x0, dst->y0, dst->w, dst->h };
+    /* a src short of pixels: the reference names the first one missing */
+    if (!tsk_cpu_has_fast(op, src) || !holds(src, tsk_need(op, src->full_w, src->full_h, out)))
+        return tsk_ref_apply(op, src, dst, err);
+    switch (op->kind) {
+    case TSK_MATRIX:
+    case TSK_PREMUL:
+    case TSK_UNPREMUL: return tsk_cpu_point(op, src, dst, err);
+    case TSK_ORIENT: return tsk_cpu_orient(op, src, dst, err);
+    case TSK_CONV_SEP: return tsk_cpu_conv_sep(op, src, dst, err);
+    case TSK_CONV_2D: return tsk_cpu_conv2d(op, src, dst, err);
+    case TSK_SAMPLE: return tsk_cpu_sample(op, src, dst, err);
+    default: return tsk_ref_apply(op, src, dst, err);
+    }
+}

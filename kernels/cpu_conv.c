@@ -1,0 +1,283 @@
+/* cpu_conv.c - the fast convolutions. The output is computed in vertical
+ * bands (so that the rows in flight stay in cache), each band top to
+ * bottom:
+ *   - every source row the band reads is converted to float once into an
+ *     "extended" row that already holds the border pixels on both sides,
+ *     so the inner loops never map a coordinate;
+ *   - separable: the row pass of each source row goes into a ring of ny
+ *     rows, and each output row is the column pass over ny ring rows;
+ *   - 2-D: a ring of kh extended rows, each output row summed over them.
+ * The inner loops run over the values of a row (x * c + ch) with one tap
+ * fixed, which the compiler vectorises; per value the sum takes the taps
+ * in the reference's order, so the results are the reference's, bit for
+ * bit. */
+#include "cpu_internal.h"
+
+#include <stdlib.h>
+
+enum { RING_BYTES = 384 * 1024 };     /* the ring of rows of one band (fits L2) */
+
+/* A band: output columns [bx, bx + bw) of dst (local), and where its
+ * extended source rows start in the image. */
+typedef struct band {
+    const ts_view *src;
+    int c, bx, bw;
+    int gx0;          /* image column of the first extended pixel */
+    int n_ext;        /* extended pixels: bw + taps - 1 */
+    ts_border border;
+    float bv;         /* border value */
+} band;
+
+/* Extended row of image row gy: n_ext pixels from column gx0, through the
+ * border mode (both axes), as float. The part inside the image is one
+ * conversion of contiguous source memory. */
+static void extend_row(const band *b, int gy, float *ext)
+{
+    const ts_view *s = b->src;
+    int c = b->c, by = ts_border_map(gy, s->full_h, (int)b->border);
+    if (by < 0) {
+        for (size_t i = 0; i < (size_t)b->n_ext * c; i++) ext[i] = b->bv;
+        return;
+    }
+    int lo = b->gx0 < 0 ? -b->gx0 : 0;                       /* first k inside the image */
+    int hi = s->full_w - b->gx0 < b->n_ext ? s->full_w - b->gx0 : b->n_ext;
+    if (hi > lo)
+        cpu_load_row(cpu_px(s, b->gx0 + lo - s->x0, by - s->y0), s->type, ext + (size_t)lo * c,
+                     (size_t)(hi - lo) * c);
+    for (int k = 0; k < b->n_ext; k++) {
+        if (k == lo && hi > lo) k = hi;  /* skip the inside */
+        if (k >= b->n_ext) break;
+        int bx = ts_border_map(b->gx0 + k, s->full_w, (int)b->border);
+        for (int ch = 0; ch < c; ch++)
+            ext[(size_t)k * c + ch] = bx < 0 ? b->bv : ref_load(s, bx - s->x0, by - s->y0, ch);
+    }
+}
+
+/* out[j] = sum_i k[i] * in[j + i*step], i going up, for j < n. Blocks of
+ * BLOCK sums are kept in registers across all the taps; the tail sums
+ * one value at a time in the same order. */
+enum { BLOCK = 32 };
+
+static CPU_HOT void taps_pass(const float *k, int nk, int step, const float *restrict in, float *restrict out, int n)
+{
+    int j0 = 0;
+    for (; j0 + BLOCK <= n; j0 += BLOCK) {
+        float a[BLOCK];
+        for (int j = 0; j < BLOCK; j++) a[j] = 0.0f;
+        for (int i = 0; i < nk; i++) {
+            const float *restrict e = in + j0 + (size_t)i * step;
+            float ki = k[i];
+            for (int j = 0; j < BLOCK; j++) a[j] += ki * e[j];
+        }
+        for (int j = 0; j < BLOCK; j++) out[j0 + j] = a[j];
+    }
+    for (; j0 < n; j0++) {
+        float a = 0.0f;
+        for (int i = 0; i < nk; i++) a += k[i] * in[j0 + (size_t)i * step];
+        out[j0] = a;
+    }
+}
+
+/* t[j] = sum_r k[r] * rows[r][j], r going up, for j < n; blocked as above. */
+static CPU_HOT void column_pass(const float *k, int nk, float *const *rows, float *restrict t, int n)
+{
+    int j0 = 0;
+    for (; j0 + BLOCK <= n; j0 += BLOCK) {
+        float a[BLOCK];
+        for (int j = 0; j < BLOCK; j++) a[j] = 0.0f;
+        for (int r = 0; r < nk; r++) {
+            const float *restrict e = rows[r] + j0;
+            float kr = k[r];
+            for (int j = 0; j < BLOCK; j++) a[j] += kr * e[j];
+        }
+        for (int j = 0; j < BLOCK; j++) t[j0 + j] = a[j];
+    }
+    for (; j0 < n; j0++) {
+        float a = 0.0f;
+        for (int r = 0; r < nk; r++) a += k[r] * rows[r][j0];
+        t[j0] = a;
+    }
+}
+
+/* out = center_w * centre + conv_w * t, over n values. */
+static CPU_HOT void weigh_centre(float cw, float vw, const float *restrict centre, const float *restrict t,
+                                 float *restrict out, int n)
+{
+    for (int j = 0; j < n; j++) out[j] = cw * centre[j] + vw * t[j];
+}
+
+/* Alpha (the last of c channels) copied from the centre pixel. */
+static void keep_alpha(int c, const float *centre, float *out, int w)
+{
+    for (int x = 0; x < w; x++) out[(size_t)x * c + c - 1] = centre[(size_t)x * c + c - 1];
+}
+
+static int has_alpha(int c) { return c == 2 || c == 4; }
+
+/* Band width in pixels: a ring of `rows` rows of it fits RING_BYTES. */
+static int band_width(int w, int rows, int c)
+{
+    int bw = RING_BYTES / (rows * c * (int)sizeof(float));
+    if (bw < 64) bw = 64;
+    return bw < w ? bw : w;
+}
+
+/* ---------------------------------------------------------- separable */
+
+typedef struct sep_bufs { float *ext, *ring, *t, *centre, *out; float *rows[TSK_MAX_SEP_TAPS]; } sep_bufs;
+
+static void sep_band(const tsk_op *op, const band *b, ts_view *dst, sep_bufs *m)
+{
+    int c = b->c, nx = op->u.sep.nx, ny = op->u.sep.ny, ry = (ny - 1) / 2, n = b->bw * c;
+    /* integers with gauss/box weights: 0*p + 1*t is t up to the sign of a
+     * zero, which rounds to 0 anyway, so the centre is not needed */
+    int plain = dst->type != TS_F32 && op->u.sep.center_w == 0.0f && op->u.sep.conv_w == 1.0f &&
+                !(op->alpha_passthrough && has_alpha(c));
+    /* the k-th source row (image row dst->y0 - ry + k) goes to ring slot k % ny */
+    for (int k = 0; k < dst->h + ny - 1; k++) {
+        extend_row(b, dst->y0 - ry + k, m->ext);
+        taps_pass(op->u.sep.kx, nx, c, m->ext, m->ring + (size_t)(k % ny) * n, n);
+        int ly = k - (ny - 1);  /* the output row that now has all its rows */
+        if (ly < 0) continue;
+        for (int j = 0; j < ny; j++) m->rows[j] = m->ring + (size_t)((ly + j) % ny) * n;
+        column_pass(op->u.sep.ky, ny, m->rows, m->t, n);
+        const float *res = m->t;
+        if (!plain) {
+            cpu_load_row(cpu_px(b->src, dst->x0 + b->bx - b->src->x0, dst->y0 + ly - b->src->y0), b->src->type,
+                         m->centre, (size_t)n);
+            weigh_centre(op->u.sep.center_w, op->u.sep.conv_w, m->centre, m->t, m->out, n);
+            if (op->alpha_passthrough && has_alpha(c)) keep_alpha(c, m->centre, m->out, b->bw);
+            res = m->out;
+        }
+        cpu_store_row(cpu_px(dst, b->bx, ly), dst->type, res, (size_t)n);
+    }
+}
+
+ts_status tsk_cpu_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    int c = dst->c, nx = op->u.sep.nx, ny = op->u.sep.ny;
+    int bw = band_width(dst->w, ny, c);
+    size_t n = (size_t)bw * c, n_ext = (size_t)(bw + nx - 1) * c;
+    sep_bufs m;
+    float *mem = malloc(sizeof(float) * (n_ext + n * (size_t)ny + 3 * n));
+    if (!mem) return ts_err_set(err, TS_E_NOMEM, "separable convolution: no memory for a band of %d pixels", bw);
+    m.ext = mem;
+    m.ring = m.ext + n_ext;
+    m.t = m.ring + n * (size_t)ny;
+    m.centre = m.t + n;
+    m.out = m.centre + n;
+    for (int bx = 0; bx < dst->w; bx += bw) {
+        band b = { src, c, bx, bw < dst->w - bx ? bw : dst->w - bx, 0, 0, op->u.sep.border, op->u.sep.border_value };
+        b.gx0 = dst->x0 + bx - (nx - 1) / 2;
+        b.n_ext = b.bw + nx - 1;
+        sep_band(op, &b, dst, &m);
+    }
+    free(mem);
+    return TS_OK;
+}
+
+/* ---------------------------------------------------------------- 2-D */
+
+/* The taps of one kernel row that matter: all of them for F32 (0 * inf is
+ * NaN), the nonzero ones for integer images, where a skipped 0 * p could
+ * only change the sign of a zero sum, which rounds to 0 anyway. */
+typedef struct tap_row { int n; int at[TSK_MAX_2D]; float k[TSK_MAX_2D]; } tap_row;
+
+static void pick_taps(const float *k, int kw, int all, tap_row *r)
+{
+    r->n = 0;
+    for (int i = 0; i < kw; i++)
+        if (all || k[i] != 0.0f) { r->at[r->n] = i; r->k[r->n] = k[i]; r->n++; }
+}
+
+/* s[j] = sum over kernel rows r (going up) of sum over the row's taps t
+ * of k * rows[r][j + at*c], for j < n: all the kernel in one pass, BLOCK
+ * sums held in registers across every tap, as taps_pass does. */
+static CPU_HOT void kernel_pass(const tap_row *taps, int kh, int c, const float *const *rows, float *restrict s, int n)
+{
+    int j0 = 0;
+    for (; j0 + BLOCK <= n; j0 += BLOCK) {
+        float a[BLOCK];
+        for (int j = 0; j < BLOCK; j++) a[j] = 0.0f;
+        for (int r = 0; r < kh; r++)
+            for (int t = 0; t < taps[r].n; t++) {
+                const float *restrict e = rows[r] + j0 + (size_t)taps[r].at[t] * c;
+                float kt = taps[r].k[t];
+                for (int j = 0; j < BLOCK; j++) a[j] += kt * e[j];
+            }
+        for (int j = 0; j < BLOCK; j++) s[j0 + j] = a[j];
+    }
+    for (; j0 < n; j0++) {
+        float a = 0.0f;
+        for (int r = 0; r < kh; r++)
+            for (int t = 0; t < taps[r].n; t++) a += taps[r].k[t] * rows[r][j0 + (size_t)taps[r].at[t] * c];
+        s[j0] = a;
+    }
+}
+
+/* The mode: LINEAR bias*max + s, ABS |s|, MAG sqrt(s*s + s2*s2). */
+static CPU_HOT void conv2d_mode(tsk_conv_mode mode, float bias_max, const float *restrict s,
+                                const float *restrict s2, float *restrict out, int n)
+{
+    if (mode == TSK_CONV_LINEAR)
+        for (int j = 0; j < n; j++) out[j] = bias_max + s[j];
+    else if (mode == TSK_CONV_ABS)
+        for (int j = 0; j < n; j++) out[j] = fabsf(s[j]);
+    else
+        for (int j = 0; j < n; j++) out[j] = sqrtf(s[j] * s[j] + s2[j] * s2[j]);
+}
+
+typedef struct c2d_bufs { float *ring, *s, *s2, *out; tap_row taps[TSK_MAX_2D], taps2[TSK_MAX_2D]; } c2d_bufs;
+
+static void conv2d_band(const tsk_op *op, const band *b, ts_view *dst, c2d_bufs *m)
+{
+    int c = b->c, kw = op->u.conv2d.kw, kh = op->u.conv2d.kh, n = b->bw * c;
+    int mag = op->u.conv2d.mode == TSK_CONV_MAG, rx = kw / 2, ry = kh / 2;
+    size_t n_ext = (size_t)b->n_ext * c;
+    float bias_max = op->u.conv2d.bias * ref_type_max(dst->type);
+    for (int k = 0; k < dst->h + kh - 1; k++) {
+        extend_row(b, dst->y0 - ry + k, m->ring + (size_t)(k % kh) * n_ext);
+        int ly = k - (kh - 1);
+        if (ly < 0) continue;
+        const float *rows[TSK_MAX_2D];
+        for (int j = 0; j < kh; j++) rows[j] = m->ring + (size_t)((ly + j) % kh) * n_ext;
+        kernel_pass(m->taps, kh, c, rows, m->s, n);
+        if (mag) kernel_pass(m->taps2, kh, c, rows, m->s2, n);
+        conv2d_mode(op->u.conv2d.mode, bias_max, m->s, m->s2, m->out, n);
+        if (op->alpha_passthrough && has_alpha(c)) /* the centre: row ly + ry, column rx of the extension */
+            keep_alpha(c, m->ring + (size_t)((ly + ry) % kh) * n_ext + (size_t)rx * c, m->out, b->bw);
+        cpu_store_row(cpu_px(dst, b->bx, ly), dst->type, m->out, (size_t)n);
+    }
+}
+
+ts_status tsk_cpu_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    int c = dst->c, kw = op->u.conv2d.kw, kh = op->u.conv2d.kh, all = dst->type == TS_F32;
+    int bw = band_width(dst->w, kh, c);
+    size_t n = (size_t)bw * c, n_ext = (size_t)(bw + kw - 1) * c;
+    c2d_bufs *m = malloc(sizeof *m);
+    float *mem = malloc(sizeof(float) * (n_ext * (size_t)kh + 3 * n));
+    if (!m || !mem) {
+        free(m);
+        free(mem);
+        return ts_err_set(err, TS_E_NOMEM, "2-D convolution: no memory for a band of %d pixels", bw);
+    }
+    m->ring = mem;
+    m->s = m->ring + n_ext * (size_t)kh;
+    m->s2 = m->s + n;
+    m->out = m->s2 + n;
+    for (int j = 0; j < kh; j++) {
+        pick_taps(op->u.conv2d.k + j * kw, kw, all, &m->taps[j]);
+        pick_taps(op->u.conv2d.k2 + j * kw, kw, all, &m->taps2[j]);
+    }
+    for (int bx = 0; bx < dst->w; bx += bw) {
+        band b = { src, c, bx, bw < dst->w - bx ? bw : dst->w - bx, 0, 0, op->u.conv2d.border,
+                   op->u.conv2d.border_value };
+        b.gx0 = dst->x0 + bx - kw / 2;
+        b.n_ext = b.bw + kw - 1;
+        conv2d_band(op, &b, dst, m);
+    }
+    free(mem);
+    free(m);
+    return TS_OK;
+}

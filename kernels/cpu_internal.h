@@ -1,0 +1,52 @@
+/* cpu_internal.h - (internal) what the fast CPU ops share: whole rows
+ * converted between the pixel type and float, the reference's rounding
+ * written so that it vectorises, and the marker for functions compiled
+ * once per instruction set. */
+#ifndef TSK_CPU_INTERNAL_H
+#define TSK_CPU_INTERNAL_H
+
+#include "ref_internal.h"
+#include "tsk_cpu.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Hot loops are compiled for AVX-512, AVX2 and the baseline, and the
+ * loader picks one (GCC's function multiversioning, on x86-64 Linux). None
+ * fuses multiply-add (these files build with -ffp-contract=off), so the
+ * sums round exactly as the reference's. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define CPU_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_HOT
+#endif
+
+/* ts_round_sat (ts_pixel.h) without branches, same values: NaN and
+ * x <= 0 give 0, x >= maxv gives maxv, else (int)(x + 0.5). */
+static inline int cpu_round_sat(float x, float maxv)
+{
+    float y = x > 0.0f ? x : 0.0f;
+    y = y < maxv ? y : maxv;
+    return (int)(y + 0.5f);
+}
+
+/* n values of type t at p as float. */
+void cpu_load_row(const unsigned char *p, ts_type t, float *out, size_t n);
+/* n float values stored as type t (integers rounded and saturated). */
+void cpu_store_row(unsigned char *p, ts_type t, const float *in, size_t n);
+
+/* Pointer to local pixel (lx, ly) of v. */
+static inline unsigned char *cpu_px(const ts_view *v, int lx, int ly)
+{
+    return v->data + (size_t)ly * v->pitch + (size_t)lx * (size_t)v->c * (size_t)v->type;
+}
+
+/* The op families (cpu_point.c, cpu_orient.c, cpu_conv.c); views checked,
+ * src known to hold what dst needs. They return TS_E_NOMEM at worst. */
+ts_status tsk_cpu_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+
+#endif

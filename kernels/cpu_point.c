@@ -1,0 +1,222 @@
+/* cpu_point.c - the fast per-pixel ops: colour matrix, premultiply and
+ * unpremultiply, a row at a time. Each row is converted to float once,
+ * the reference's per-pixel formula runs over it in the same order (the
+ * loops are specialised by channel count so that they vectorise), and the
+ * row is rounded back. Ops that leave every value as it is (no alpha for
+ * premultiply, an identity matrix on integers) copy bytes. */
+#include "cpu_internal.h"
+
+#include <stdlib.h>
+
+/* Rows of floats reused across the rows of one call. */
+typedef struct point_rows { float *in, *out; } point_rows;
+
+/* ((m0*R + m1*G) + m2*B) + m3*max, alpha (c = 4) copied; as matrix_pixel
+ * in ref_point.c, over n pixels. */
+static CPU_HOT void matrix_rgb(const float *m, int c, float maxv, const float *in, float *out, int n)
+{
+    float b0 = m[3] * maxv, b1 = m[7] * maxv, b2 = m[11] * maxv;
+    if (c == 3) {
+        for (int x = 0; x < n; x++) {
+            const float *p = in + 3 * x;
+            float *q = out + 3 * x;
+            q[0] = m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + b0;
+            q[1] = m[4] * p[0] + m[5] * p[1] + m[6] * p[2] + b1;
+            q[2] = m[8] * p[0] + m[9] * p[1] + m[10] * p[2] + b2;
+        }
+    } else {
+        for (int x = 0; x < n; x++) {
+            const float *p = in + 4 * x;
+            float *q = out + 4 * x;
+            q[0] = m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + b0;
+            q[1] = m[4] * p[0] + m[5] * p[1] + m[6] * p[2] + b1;
+            q[2] = m[8] * p[0] + m[9] * p[1] + m[10] * p[2] + b2;
+            q[3] = p[3];
+        }
+    }
+}
+
+/* The same for 8-bit RGB(A) in one pass, byte to byte: the values go to
+ * float and back in registers, not through rows in memory. */
+static CPU_HOT void matrix_rgb_u8(const float *m, int c, const unsigned char *restrict in,
+                                  unsigned char *restrict out, int n)
+{
+    float b0 = m[3] * 255.0f, b1 = m[7] * 255.0f, b2 = m[11] * 255.0f;
+    if (c == 3) {
+        for (int x = 0; x < n; x++) {
+            float r = in[3 * x], g = in[3 * x + 1], b = in[3 * x + 2];
+            out[3 * x] = (unsigned char)cpu_round_sat(m[0] * r + m[1] * g + m[2] * b + b0, 255.0f);
+            out[3 * x + 1] = (unsigned char)cpu_round_sat(m[4] * r + m[5] * g + m[6] * b + b1, 255.0f);
+            out[3 * x + 2] = (unsigned char)cpu_round_sat(m[8] * r + m[9] * g + m[10] * b + b2, 255.0f);
+        }
+    } else {
+        for (int x = 0; x < n; x++) {
+            float r = in[4 * x], g = in[4 * x + 1], b = in[4 * x + 2];
+            out[4 * x] = (unsigned char)cpu_round_sat(m[0] * r + m[1] * g + m[2] * b + b0, 255.0f);
+            out[4 * x + 1] = (unsigned char)cpu_round_sat(m[4] * r + m[5] * g + m[6] * b + b1, 255.0f);
+            out[4 * x + 2] = (unsigned char)cpu_round_sat(m[8] * r + m[9] * g + m[10] * b + b2, 255.0f);
+            out[4 * x + 3] = in[4 * x + 3];
+        }
+    }
+}
+
+/* RGB on integers as a flat loop over the values of a row, free of the
+ * pixel structure the vectoriser handles badly: value j (channel j % 3)
+ * is k0[j]*f[j-2] + k1[j]*f[j-1] + k2[j]*f[j] + k3[j]*f[j+1] + k4[j]*f[j+2]
+ * + bias[j], the coefficients repeating every 3 values and zero on the
+ * taps outside j's pixel. The nonzero terms come in the reference's order
+ * (R, G, B); a zero term adds an exact 0 (the values are finite) or at
+ * worst turns a -0 into +0, and both round to 0: integer results equal
+ * the reference's. PERIOD values (a multiple of 3 and of the vector
+ * width) share one set of coefficient vectors. */
+enum { PERIOD = 48, FLAT_CHUNK = 20 * PERIOD };
+
+typedef struct flat3 { float k[5][PERIOD], bias[PERIOD]; } flat3;
+
+static void flat3_init(flat3 *f, const float *m, float maxv)
+{
+    for (int j = 0; j < PERIOD; j++) {
+        int ch = j % 3;
+        for (int t = 0; t < 5; t++) {
+            int from = ch + t - 2; /* the channel of j's pixel that tap t reads */
+            f->k[t][j] = from >= 0 && from < 3 ? m[4 * ch + from] : 0.0f;
+        }
+        f->bias[j] = m[4 * ch + 3] * maxv;
+    }
+}
+
+/* out[j] for j < n, n a multiple of PERIOD; in[-2] and in[n+1] readable. */
+static CPU_HOT void flat3_run(const flat3 *restrict f, const float *restrict in, float *restrict out, int n)
+{
+    for (int j0 = 0; j0 < n; j0 += PERIOD) {
+        const float *p = in + j0;
+        float *o = out + j0;
+        for (int j = 0; j < PERIOD; j++)
+            o[j] = f->k[0][j] * p[j - 2] + f->k[1][j] * p[j - 1] + f->k[2][j] * p[j] + f->k[3][j] * p[j + 1] +
+                   f->k[4][j] * p[j + 2] + f->bias[j];
+    }
+}
+
+/* One row of n values (3 per pixel) of integer type t. buf holds
+ * FLAT_CHUNK + 4 floats, res FLAT_CHUNK. */
+static void flat3_row(const flat3 *f, const float *m, float maxv, const unsigned char *in, unsigned char *out,
+                      ts_type t, size_t n, float *buf, float *res)
+{
+    size_t j0 = 0;
+    for (; j0 + PERIOD <= n; j0 += FLAT_CHUNK) {
+        size_t len = n - j0 < FLAT_CHUNK ? (n - j0) / PERIOD * PERIOD : FLAT_CHUNK;
+        size_t lo = j0 >= 2 ? j0 - 2 : 0, hi = j0 + len + 2 < n ? j0 + len + 2 : n;
+        buf[0] = buf[1] = buf[len + 2] = buf[len + 3] = 0.0f;
+        cpu_load_row(in + lo * (size_t)t, t, buf + 2 - (j0 - lo), hi - lo);
+        flat3_run(f, buf + 2, res, (int)len);
+        cpu_store_row(out + j0 * (size_t)t, t, res, len);
+        if (len < FLAT_CHUNK) { j0 += len; break; }
+    }
+    if (j0 >= n) return;
+    /* the last pixels, fewer than PERIOD values: the pixel formula */
+    size_t rest = n - j0;
+    cpu_load_row(in + j0 * (size_t)t, t, buf, rest);
+    matrix_rgb(m, 3, maxv, buf, res, (int)(rest / 3));
+    cpu_store_row(out + j0 * (size_t)t, t, res, rest);
+}
+
+/* Grey: m0*v + m3*max, alpha (c = 2) copied. */
+static CPU_HOT void matrix_grey(const float *m, int c, float maxv, const float *in, float *out, int n)
+{
+    float b = m[3] * maxv;
+    if (c == 1) {
+        for (int x = 0; x < n; x++) out[x] = m[0] * in[x] + b;
+    } else {
+        for (int x = 0; x < n; x++) {
+            out[2 * x] = m[0] * in[2 * x] + b;
+            out[2 * x + 1] = in[2 * x + 1];
+        }
+    }
+}
+
+/* colour * alpha / max (products first), alpha copied; c = 2 or 4. */
+static CPU_HOT void premul(int c, float maxv, const float *in, float *out, int n)
+{
+    for (int x = 0; x < n; x++) {
+        const float *p = in + (size_t)c * x;
+        float *q = out + (size_t)c * x, a = p[c - 1];
+        for (int ch = 0; ch < c - 1; ch++) q[ch] = p[ch] * a / maxv;
+        q[c - 1] = a;
+    }
+}
+
+/* colour * max / alpha, 0 where alpha is 0; c = 2 or 4. The division is
+ * by 1 where alpha is 0 and its result thrown away, so no lane divides
+ * by zero. */
+static CPU_HOT void unpremul(int c, float maxv, const float *in, float *out, int n)
+{
+    for (int x = 0; x < n; x++) {
+        const float *p = in + (size_t)c * x;
+        float *q = out + (size_t)c * x, a = p[c - 1];
+        float d = a == 0.0f ? 1.0f : a;
+        for (int ch = 0; ch < c - 1; ch++) {
+            float v = p[ch] * maxv / d;
+            q[ch] = a == 0.0f ? 0.0f : v;
+        }
+        q[c - 1] = a;
+    }
+}
+
+/* The identity matrix leaves integer values as they are (1*v + 0*... is
+ * v exactly for finite v; floats could hold NaN or -0, so not for F32). */
+static int is_copy(const tsk_op *op, const ts_view *v)
+{
+    static const float id[12] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0 };
+    if (op->kind != TSK_MATRIX) return v->c == 1 || v->c == 3; /* (un)premultiply without alpha */
+    if (v->type == TS_F32) return 0;
+    if (v->c <= 2) return op->u.matrix.m[0] == 1.0f && op->u.matrix.m[3] == 0.0f;
+    return memcmp(op->u.matrix.m, id, sizeof id) == 0;
+}
+
+static void point_row(const tsk_op *op, int c, float maxv, const float *in, float *out, int n)
+{
+    if (op->kind == TSK_MATRIX && c >= 3) matrix_rgb(op->u.matrix.m, c, maxv, in, out, n);
+    else if (op->kind == TSK_MATRIX) matrix_grey(op->u.matrix.m, c, maxv, in, out, n);
+    else if (op->kind == TSK_PREMUL) premul(c, maxv, in, out, n);
+    else unpremul(c, maxv, in, out, n);
+}
+
+ts_status tsk_cpu_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    int lx = dst->x0 - src->x0, ly = dst->y0 - src->y0;
+    size_t n = (size_t)dst->w * (size_t)dst->c;
+    if (is_copy(op, dst)) {
+        for (int y = 0; y < dst->h; y++)
+            memcpy(cpu_px(dst, 0, y), cpu_px(src, lx, ly + y), n * (size_t)dst->type);
+        return TS_OK;
+    }
+    if (op->kind == TSK_MATRIX && dst->type != TS_F32 && dst->c == 3) {
+        flat3 *f = malloc(sizeof *f);
+        float *buf = malloc(sizeof(float) * (2 * FLAT_CHUNK + 4));
+        if (f && buf) {
+            float maxv = ref_type_max(dst->type);
+            flat3_init(f, op->u.matrix.m, maxv);
+            for (int y = 0; y < dst->h; y++)
+                flat3_row(f, op->u.matrix.m, maxv, cpu_px(src, lx, ly + y), cpu_px(dst, 0, y), dst->type, n, buf,
+                          buf + FLAT_CHUNK + 4);
+        }
+        free(f);
+        free(buf);
+        return f && buf ? TS_OK : ts_err_set(err, TS_E_NOMEM, "colour matrix: no memory for a row");
+    }
+    if (op->kind == TSK_MATRIX && dst->type == TS_U8 && dst->c >= 3) {
+        for (int y = 0; y < dst->h; y++)
+            matrix_rgb_u8(op->u.matrix.m, dst->c, cpu_px(src, lx, ly + y), cpu_px(dst, 0, y), dst->w);
+        return TS_OK;
+    }
+    float *in = malloc(2 * n * sizeof(float));
+    if (!in) return ts_err_set(err, TS_E_NOMEM, "%s: no memory for a row of %d pixels", "colour op", dst->w);
+    float *out = in + n, maxv = ref_type_max(dst->type);
+    for (int y = 0; y < dst->h; y++) {
+        cpu_load_row(cpu_px(src, lx, ly + y), src->type, in, n);
+        point_row(op, dst->c, maxv, in, out, dst->w);
+        cpu_store_row(cpu_px(dst, 0, y), dst->type, out, n);
+    }
+    free(in);
+    return TS_OK;
+}

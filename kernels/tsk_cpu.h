@@ -1,0 +1,27 @@
+/* tsk_cpu.h - the fast CPU versions of the kernel ops (kernels/cpu_*.c).
+ *
+ * Same contract as tsk_ref_apply (tsk.h): dst region from src, which holds
+ * tsk_need(dst). Results equal the reference's bit for bit: the same float
+ * maths in the same order, only arranged so that the compiler vectorises
+ * it (rows converted to float once, borders materialised outside the inner
+ * loops, a row pass and a column pass over a ring of rows, copies without
+ * a float round trip). Cases without a fast version run the reference. */
+#ifndef TSK_CPU_H
+#define TSK_CPU_H
+
+#include "tsk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ts_status tsk_cpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+
+/* 1 when tsk_cpu_apply has a fast version for op on views like src (0:
+ * it runs the reference). For tests and the bench. */
+int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

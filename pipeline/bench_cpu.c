@@ -1,0 +1,376 @@
+/* bench_cpu.c - `tilestream bench cpu`: the fast CPU ops (kernels/cpu_*.c)
+ * on one large RGB8 image, on one thread and on all of them, next to
+ * memcpy of the same buffer on as many threads: the CPU's copy bound.
+ *
+ * Method as in `bench kernels`: random data, a warm-up run, then the median
+ * of `reps` runs (wall clock). Work is cut into strips of whole output rows
+ * as the CPU executor cuts an image, run on a pool of the given threads.
+ * Bytes are what an op must move at least: each input pixel read once and
+ * each output pixel written once; "% copy" compares GB/s with memcpy's on
+ * the same number of threads. MP/s counts output pixels. */
+#include "pool.h"
+#include "tilestream.h"
+#include "tsk_cpu.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CB_DEFAULT_REPS = 5, CB_MAX_REPS = 1000, CB_C = 3 };
+
+typedef struct cb_text { char *s; size_t len, cap; int failed; } cb_text;
+
+static void cb_add(cb_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    if (t->failed) return;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) { t->failed = 1; return; }
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + (size_t)n + 1) cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s) { t->failed = 1; return; }
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+typedef struct cpu_bench {
+    const ts_bench_opts *opts;
+    int w, h, reps, threads;
+    ts_pool *pool;            /* `threads` threads */
+    unsigned char *in, *out;  /* in: w x h RGB8; out: room for the largest output */
+    size_t out_bytes;
+    double copy_gbps[2];      /* memcpy on 1 thread, on all */
+    double *times;
+    cb_text json;
+    int lines;
+} cpu_bench;
+
+static void say(cpu_bench *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    if (!b->opts->line) return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    b->opts->line(b->opts->ctx, line);
+}
+
+static int wants(const cpu_bench *b, const char *op)
+{
+    return !b->opts->only || !b->opts->only[0] || strstr(op, b->opts->only) != NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One timed piece of work: n tasks on the pool (or the calling thread). */
+typedef struct cb_work {
+    ts_task_fn task;
+    void *ctx;
+    int n;
+    ts_pool *pool;
+} cb_work;
+
+/* Warm up once, then the median of reps runs, in ms. */
+static double time_work(cpu_bench *b, const cb_work *wk)
+{
+    ts_pool_run(wk->pool, wk->n, wk->task, wk->ctx);
+    for (int r = 0; r < b->reps; r++) {
+        double t0 = ts_now();
+        ts_pool_run(wk->pool, wk->n, wk->task, wk->ctx);
+        b->times[r] = (ts_now() - t0) * 1e3;
+    }
+    qsort(b->times, (size_t)b->reps, sizeof b->times[0], cmp_double);
+    return b->reps % 2 ? b->times[b->reps / 2] : 0.5 * (b->times[b->reps / 2 - 1] + b->times[b->reps / 2]);
+}
+
+static void json_line(cpu_bench *b, const char *op, const char *variant, int threads, double ms, double gbps,
+                      double mpps, double pct)
+{
+    cb_add(&b->json, "%s\n    {\"op\": \"%s\", \"version\": \"%s\", \"threads\": %d, \"ms\": %.4f, \"gbps\": %.3f, "
+           "\"mpps\": %.2f, \"pct_copy\": %.2f}", b->lines++ ? "," : "", op, variant, threads, ms, gbps, mpps, pct);
+}
+
+static void report(cpu_bench *b, const char *op, const char *variant, int threads, double ms, double bytes,
+                   double out_px)
+{
+    double gbps = bytes / (ms * 1e6), mpps = out_px / (ms * 1e3);
+    double copy = b->copy_gbps[threads > 1];
+    double pct = copy > 0 ? 100.0 * gbps / copy : 100.0;
+    say(b, "%-12s %-66s %9.3f %9.2f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
+    json_line(b, op, variant, threads, ms, gbps, mpps, pct);
+}
+
+/* ---------------------------------------------------------------- memcpy */
+
+typedef struct copy_ctx { const unsigned char *src; unsigned char *dst; size_t bytes; int n; } copy_ctx;
+
+static void copy_task(void *ctx, int i)
+{
+    copy_ctx *c = ctx;
+    size_t lo = c->bytes * (size_t)i / (size_t)c->n, hi = c->bytes * (size_t)(i + 1) / (size_t)c->n;
+    memcpy(c->dst + lo, c->src + lo, hi - lo);
+}
+
+static void bench_copy(cpu_bench *b)
+{
+    size_t bytes = (size_t)b->w * b->h * CB_C;
+    for (int k = 0; k < 2; k++) {
+        int threads = k ? b->threads : 1;
+        if (k && b->threads == 1) { b->copy_gbps[1] = b->copy_gbps[0]; break; }
+        copy_ctx c = { b->in, b->out, bytes, threads };
+        cb_work wk = { copy_task, &c, threads, k ? b->pool : NULL };
+        double ms = time_work(b, &wk);
+        char variant[96];
+        snprintf(variant, sizeof variant, "memcpy, %d thread%s", threads, threads > 1 ? "s" : "");
+        b->copy_gbps[k] = 2.0 * (double)bytes / (ms * 1e6);
+        report(b, "copy", variant, threads, ms, 2.0 * (double)bytes, (double)b->w * b->h);
+    }
+}
+
+/* -------------------------------------------------------------- the ops */
+
+/* One op over the whole image, in strips of output rows. */
+typedef struct op_ctx {
+    const tsk_op *op;
+    ts_view src, dst;
+    int rows;         /* output rows per strip */
+    int failed;
+    ts_err err;
+} op_ctx;
+
+static void op_task(void *ctx, int i)
+{
+    op_ctx *o = ctx;
+    ts_view d = o->dst;
+    d.y0 = i * o->rows;
+    d.h = d.y0 + o->rows <= o->dst.h ? o->rows : o->dst.h - d.y0;
+    d.data = o->dst.data + (size_t)d.y0 * d.pitch;
+    ts_err e;
+    if (tsk_cpu_apply(o->op, &o->src, &d, &e) != TS_OK && !o->failed) { o->failed = 1; o->err = e; }
+}
+
+static ts_view rgb_view(unsigned char *data, int w, int h)
+{
+    ts_view v;
+    memset(&v, 0, sizeof v);
+    v.data = data;
+    v.pitch = (size_t)w * CB_C;
+    v.w = v.full_w = w;
+    v.h = v.full_h = h;
+    v.c = CB_C;
+    v.type = TS_U8;
+    return v;
+}
+
+/* Strips of about 128 rows, a multiple of the thread count. */
+static int strip_count(int h, int threads)
+{
+    int rounds = (h + threads * 128 - 1) / (threads * 128);
+    int n = threads * (rounds > 0 ? rounds : 1);
+    return n < h ? n : h;
+}
+
+static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
+{
+    int ow, oh;
+    double one_ms = 0;
+    if (!wants(b, name)) return;
+    tsk_out_size(op, b->w, b->h, &ow, &oh);
+    if ((size_t)ow * oh * CB_C > b->out_bytes) return;
+    for (int k = 0; k < 2; k++) {
+        int threads = k ? b->threads : 1;
+        if (k && b->threads == 1) break;
+        int strips = strip_count(oh, threads);
+        op_ctx o;
+        memset(&o, 0, sizeof o);
+        o.op = op;
+        o.src = rgb_view(b->in, b->w, b->h);
+        o.dst = rgb_view(b->out, ow, oh);
+        o.rows = (oh + strips - 1) / strips;
+        cb_work wk = { op_task, &o, (oh + o.rows - 1) / o.rows, k ? b->pool : NULL };
+        double ms = time_work(b, &wk);
+        char variant[96];
+        if (o.failed) {
+            say(b, "%-12s %-66s error: %s", name, "fast", o.err.msg);
+            return;
+        }
+        if (!k) one_ms = ms;
+        if (k) snprintf(variant, sizeof variant, "fast, %d threads (%.1fx one thread)", threads, one_ms / ms);
+        else snprintf(variant, sizeof variant, "fast, 1 thread%s", tsk_cpu_has_fast(op, &o.src) ? "" : " (reference)");
+        report(b, name, variant, threads, ms, (double)b->w * b->h * CB_C + (double)ow * oh * CB_C, (double)ow * oh);
+    }
+}
+
+static void gauss_taps(float *k, int n, double sigma)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma));
+    for (int i = 0; i < n; i++) k[i] = (float)(exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma)) / sum);
+}
+
+static void bench_lines(cpu_bench *b)
+{
+    static const float sepia[12] = { 0.393f, 0.769f, 0.189f, 0.0f, 0.349f, 0.686f, 0.168f, 0.0f,
+                                     0.272f, 0.534f, 0.131f, 0.0f };
+    tsk_op *op = calloc(1, sizeof *op);
+    if (!op) return;
+    op->kind = TSK_ORIENT;
+    op->u.orient.code = 5;
+    bench_op(b, "transpose", op);
+    op->u.orient.code = 6;
+    bench_op(b, "rot90", op);
+    memset(op, 0, sizeof *op);
+    op->kind = TSK_MATRIX;
+    memcpy(op->u.matrix.m, sepia, sizeof sepia);
+    bench_op(b, "matrix", op);
+    static const struct { const char *name; int taps; double sigma; } g[] = {
+        { "gauss5", 5, 1.0 }, { "gauss7", 7, 1.0 }, { "gauss13", 13, 2.0 }
+    };
+    for (int i = 0; i < 3; i++) {
+        memset(op, 0, sizeof *op);
+        op->kind = TSK_CONV_SEP;
+        op->u.sep.nx = op->u.sep.ny = g[i].taps;
+        gauss_taps(op->u.sep.kx, g[i].taps, g[i].sigma);
+        gauss_taps(op->u.sep.ky, g[i].taps, g[i].sigma);
+        op->u.sep.conv_w = 1.0f;
+        op->u.sep.border = TS_BORDER_REFLECT101;
+        bench_op(b, g[i].name, op);
+    }
+    memset(op, 0, sizeof *op);
+    float k5[5];
+    gauss_taps(k5, 5, 1.0);
+    op->kind = TSK_CONV_2D;
+    op->u.conv2d.kw = op->u.conv2d.kh = 5;
+    for (int j = 0; j < 5; j++)
+        for (int i = 0; i < 5; i++) op->u.conv2d.k[j * 5 + i] = k5[j] * k5[i];
+    op->u.conv2d.border = TS_BORDER_REFLECT101;
+    bench_op(b, "conv5x5", op);
+    static const float sx[9] = { -1, 0, 1, -2, 0, 2, -1, 0, 1 }, sy[9] = { -1, -2, -1, 0, 0, 0, 1, 2, 1 };
+    memset(op, 0, sizeof *op);
+    op->kind = TSK_CONV_2D;
+    op->u.conv2d.kw = op->u.conv2d.kh = 3;
+    memcpy(op->u.conv2d.k, sx, sizeof sx);
+    memcpy(op->u.conv2d.k2, sy, sizeof sy);
+    op->u.conv2d.mode = TSK_CONV_MAG;
+    op->u.conv2d.border = TS_BORDER_REPLICATE;
+    bench_op(b, "sobel", op);
+    memset(op, 0, sizeof *op);
+    op->kind = TSK_SAMPLE; /* bilinear to half size (the output fits the buffer) */
+    op->u.sample.inv[0] = op->u.sample.inv[4] = 2.0f;
+    op->u.sample.out_w = b->w / 2;
+    op->u.sample.out_h = b->h / 2;
+    op->u.sample.interp = TSK_BILINEAR;
+    op->u.sample.border = TS_BORDER_REPLICATE;
+    bench_op(b, "resize-down", op);
+    free(op);
+}
+
+/* The chain of the folder benchmark, through the CPU executor (tiles,
+ * intermediate buffers and the output image's allocation included). */
+typedef struct chain_ctx { const ts_chain *chain; const ts_image *in; ts_pool *pool; int failed; } chain_ctx;
+
+static void chain_task(void *ctx, int i)
+{
+    chain_ctx *c = ctx;
+    ts_image out;
+    ts_err e;
+    (void)i;
+    if (ts_cpu_run_pool(c->chain, c->in, 0, 0, c->pool, &out, &e) != TS_OK) c->failed = 1;
+    else ts_image_free(&out);
+}
+
+static void bench_chain(cpu_bench *b, const char *text)
+{
+    ts_chain *chain = NULL;
+    ts_err e;
+    double one_ms = 0;
+    if (!wants(b, "chain") || ts_chain_parse(text, &chain, &e) != TS_OK) return;
+    ts_image in;
+    memset(&in, 0, sizeof in);
+    in.w = b->w; in.h = b->h; in.c = CB_C; in.type = TS_U8; in.stride = (size_t)b->w * CB_C; in.data = b->in;
+    in.orientation = 1;
+    for (int k = 0; k < 2; k++) {
+        int threads = k ? b->threads : 1;
+        if (k && b->threads == 1) break;
+        chain_ctx c = { chain, &in, k ? b->pool : NULL, 0 };
+        cb_work wk = { chain_task, &c, 1, NULL }; /* one call; its tiles go to c.pool */
+        double ms = time_work(b, &wk);
+        char variant[96];
+        if (c.failed) break;
+        if (!k) one_ms = ms;
+        if (k) snprintf(variant, sizeof variant, "%s, %d threads (%.1fx)", text, threads, one_ms / ms);
+        else snprintf(variant, sizeof variant, "%s, 1 thread", text);
+        report(b, "chain", variant, threads, ms, 2.0 * (double)b->w * b->h * CB_C, (double)b->w * b->h);
+    }
+    ts_chain_free(chain);
+}
+
+static void fill_random(unsigned char *p, size_t n)
+{
+    unsigned long long x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < n; i += 8) {
+        x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+        unsigned long long r = x * 2685821657736338717ull;
+        memcpy(p + i, &r, n - i < 8 ? n - i : 8);
+    }
+}
+
+ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err)
+{
+    cpu_bench b;
+    memset(&b, 0, sizeof b);
+    b.opts = opts;
+    b.w = opts->w > 0 ? opts->w : 6000;
+    b.h = opts->h > 0 ? opts->h : 4000;
+    b.reps = opts->reps > 0 ? (opts->reps < CB_MAX_REPS ? opts->reps : CB_MAX_REPS) : CB_DEFAULT_REPS;
+    if (json) *json = NULL;
+    if (b.w < 2 || b.h < 2 || b.w > 65536 || b.h > 65536 || (double)b.w * b.h > 4e8)
+        return ts_err_set(err, TS_E_ARG, "bench cpu: image size %dx%d (2..65536 each way, 400 MP at most)", b.w, b.h);
+    b.pool = ts_pool_create(threads);
+    b.threads = ts_pool_threads(b.pool);
+    size_t in_bytes = (size_t)b.w * b.h * CB_C;
+    b.out_bytes = in_bytes;
+    b.in = malloc(in_bytes);
+    b.out = malloc(b.out_bytes);
+    b.times = calloc((size_t)b.reps, sizeof *b.times);
+    ts_status st = TS_OK;
+    if (!b.pool || !b.in || !b.out || !b.times) st = ts_err_set(err, TS_E_NOMEM, "bench cpu: %zu bytes of buffers", 2 * in_bytes);
+    if (st == TS_OK) {
+        fill_random(b.in, in_bytes);
+        memset(b.out, 0x5A, b.out_bytes);
+        say(&b, "CPU ops on %dx%d RGB8, 1 and %d threads, median of %d runs; bytes = read + written once; "
+            "%% copy = GB/s against memcpy on as many threads", b.w, b.h, b.threads, b.reps);
+        say(&b, "%-12s %-66s %9s %9s %10s %7s", "op", "version", "ms", "GB/s", "MP/s", "% copy");
+        cb_add(&b.json, "{\n  \"w\": %d, \"h\": %d, \"channels\": %d, \"threads\": %d, \"reps\": %d,\n  \"lines\": [",
+               b.w, b.h, CB_C, b.threads, b.reps);
+        bench_copy(&b);
+        bench_lines(&b);
+        bench_chain(&b, "gauss=sigma=2,matrix=sepia,transpose");
+        cb_add(&b.json, "\n  ],\n  \"copy_gbps\": %.3f, \"copy_gbps_all\": %.3f\n}\n", b.copy_gbps[0], b.copy_gbps[1]);
+        if (b.json.failed) st = ts_err_set(err, TS_E_NOMEM, "bench cpu: the JSON report");
+    }
+    if (st == TS_OK && json) { *json = b.json.s; b.json.s = NULL; }
+    free(b.json.s);
+    free(b.in);
+    free(b.out);
+    free(b.times);
+    ts_pool_free(b.pool);
+    return st;
+}

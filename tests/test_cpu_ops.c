@@ -1,0 +1,340 @@
+/* test_cpu_ops.c - the fast CPU ops (kernels/cpu_*.c) against the
+ * reference, byte for byte: every kernel op, every type, channel count and
+ * border mode, odd sizes, regions inside the image with a source of exactly
+ * tsk_need(), images wider than one band. Then the thread pool: tiles of
+ * one image on several threads, and several images sharing one pool, equal
+ * the single-threaded result. */
+#include "check.h"
+#include "testimg.h"
+#include "test_ref_util.h"
+#include "pool.h"
+#include "tsk_cpu.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+static const ts_type TYPES[3] = { TS_U8, TS_U16, TS_F32 };
+
+static float border_value(ts_type t) { return t == TS_U8 ? 77.0f : t == TS_U16 ? 40000.0f : 0.625f; }
+
+/* Random taps: smoothing (positive) or signed; a few exact zeros. */
+static void random_taps(float *k, int n, int sign)
+{
+    for (int i = 0; i < n; i++) {
+        k[i] = sign ? tref_randf(-1.0f, 1.0f) : tref_randf(0.0f, 1.0f) / (float)n;
+        if (tref_randint(0, 5) == 0) k[i] = 0.0f;
+    }
+}
+
+static tsk_op random_op(tsk_kind kind, int c, ts_type t, ts_border b)
+{
+    tsk_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.alpha_passthrough = tref_randint(0, 1);
+    switch (kind) {
+    case TSK_MATRIX:
+        for (int i = 0; i < 12; i++) op.u.matrix.m[i] = tref_randf(-0.6f, 1.2f);
+        if (tref_randint(0, 3) == 0) { /* the identity: copies */
+            memset(op.u.matrix.m, 0, sizeof op.u.matrix.m);
+            op.u.matrix.m[0] = op.u.matrix.m[5] = op.u.matrix.m[10] = 1.0f;
+        }
+        break;
+    case TSK_ORIENT:
+        op.u.orient.code = tref_randint(1, 8);
+        break;
+    case TSK_CONV_SEP: {
+        int style = tref_randint(0, 2); /* smoothing, unsharp mask, signed */
+        op.u.sep.nx = tref_randodd(tref_randint(0, 4) ? 15 : TSK_MAX_SEP_TAPS);
+        op.u.sep.ny = tref_randodd(tref_randint(0, 4) ? 15 : TSK_MAX_SEP_TAPS);
+        random_taps(op.u.sep.kx, op.u.sep.nx, style == 2);
+        random_taps(op.u.sep.ky, op.u.sep.ny, style == 2);
+        op.u.sep.center_w = style == 0 ? 0.0f : style == 1 ? 1.7f : 0.3f;
+        op.u.sep.conv_w = style == 0 ? 1.0f : style == 1 ? -0.7f : 0.9f;
+        op.u.sep.border = b;
+        op.u.sep.border_value = border_value(t);
+        break;
+    }
+    case TSK_CONV_2D:
+        op.u.conv2d.kw = tref_randodd(TSK_MAX_2D);
+        op.u.conv2d.kh = tref_randodd(TSK_MAX_2D);
+        random_taps(op.u.conv2d.k, op.u.conv2d.kw * op.u.conv2d.kh, 1);
+        random_taps(op.u.conv2d.k2, op.u.conv2d.kw * op.u.conv2d.kh, 1);
+        op.u.conv2d.mode = (tsk_conv_mode)tref_randint(0, 2);
+        op.u.conv2d.bias = tref_randf(-0.2f, 0.5f);
+        op.u.conv2d.border = b;
+        op.u.conv2d.border_value = border_value(t);
+        break;
+    case TSK_SAMPLE: {
+        /* half of them axis-aligned (zeros of either sign off the diagonal),
+         * which the fast version computes per column and per row */
+        int aligned = tref_randint(0, 1);
+        float a = tref_randf(0.3f, 2.5f), r = aligned ? (tref_randint(0, 1) ? 0.0f : -0.0f) : tref_randf(-0.5f, 0.5f);
+        op.u.sample.inv[0] = a; op.u.sample.inv[1] = r; op.u.sample.inv[2] = tref_randf(-4, 4);
+        op.u.sample.inv[3] = -r; op.u.sample.inv[4] = aligned ? tref_randf(0.3f, 2.5f) : a;
+        op.u.sample.inv[5] = tref_randf(-4, 4);
+        op.u.sample.out_w = tref_randint(1, 50);
+        op.u.sample.out_h = tref_randint(1, 40);
+        op.u.sample.interp = (tsk_interp)tref_randint(0, 1);
+        op.u.sample.border = b;
+        op.u.sample.border_value = border_value(t);
+        break;
+    }
+    default:
+        break;
+    }
+    (void)c;
+    return op;
+}
+
+static const char *const KIND_NAMES[] = { "matrix", "premul", "unpremul", "orient", "sep", "2d", "sample" };
+
+/* op on a w x h image: a random region of the output from exactly the
+ * source region it needs, fast against reference. */
+static void check_case(const tsk_op *op, int w, int h, int c, ts_type t, int whole_region)
+{
+    int ow, oh;
+    ts_err err = { 0 };
+    tsk_out_size(op, w, h, &ow, &oh);
+    if (ow < 1 || oh < 1) return;
+    ts_rect out = { 0, 0, ow, oh };
+    if (!whole_region) {
+        out.x0 = tref_randint(0, ow - 1);
+        out.y0 = tref_randint(0, oh - 1);
+        out.w = tref_randint(1, ow - out.x0);
+        out.h = tref_randint(1, oh - out.y0);
+    }
+    ts_view img = timg_whole(w, h, c, t);
+    timg_random(&img);
+    ts_view src = tref_crop(&img, tsk_need(op, w, h, out));
+    ts_view ref = timg_alloc(out.x0, out.y0, out.w, out.h, ow, oh, c, t);
+    ts_view got = timg_alloc(out.x0, out.y0, out.w, out.h, ow, oh, c, t);
+    timg_poison(&ref);
+    timg_poison(&got);
+    ts_status s1 = tsk_ref_apply(op, &src, &ref, &err);
+    CHECK_MSG(s1 == TS_OK, "reference: %s", err.msg);
+    ts_status s2 = tsk_cpu_apply(op, &src, &got, &err);
+    CHECK_MSG(s2 == TS_OK, "fast: %s", err.msg);
+    int same = tref_same_bytes(&got, &ref);
+    CHECK_MSG(same, "%s %s c=%d %dx%d region %d,%d %dx%d: fast differs from the reference", KIND_NAMES[op->kind],
+              tref_type_names[t], c, w, h, out.x0, out.y0, out.w, out.h);
+    if (!same) timg_compare(&got, &ref, 0.0, KIND_NAMES[op->kind]);
+    timg_free(&img);
+    timg_free(&src);
+    timg_free(&ref);
+    timg_free(&got);
+}
+
+/* Every op, type, channel count and border on small odd images. */
+static void test_small(void)
+{
+    for (int kind = 0; kind < TSK_KIND_COUNT; kind++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int c = 1; c <= 4; c++)
+                for (int b = 0; b <= TS_BORDER_CONSTANT; b++) {
+                    tsk_op op = random_op((tsk_kind)kind, c, TYPES[ti], (ts_border)b);
+                    int w = tref_randint(1, 45), h = tref_randint(1, 31);
+                    check_case(&op, w, h, c, TYPES[ti], tref_randint(0, 1));
+                }
+}
+
+/* Images wider than one band of the convolutions (a 13-tap ring of RGBA
+ * floats holds under 1000 pixels), and a region starting past the first. */
+static void test_wide(void)
+{
+    static const tsk_kind kinds[] = { TSK_CONV_SEP, TSK_CONV_2D, TSK_ORIENT, TSK_MATRIX, TSK_SAMPLE };
+    for (int k = 0; k < 5; k++)
+        for (int trial = 0; trial < 3; trial++) {
+            int c = tref_randint(1, 4);
+            ts_type t = tref_randtype();
+            tsk_op op = random_op(kinds[k], c, t, (ts_border)tref_randint(0, 4));
+            check_case(&op, tref_randint(1500, 2600), tref_randint(2, 9), c, t, trial == 0);
+        }
+    /* RGB matrices on integers run as a flat loop in chunks of 960 values */
+    for (int ti = 0; ti < 2; ti++) {
+        tsk_op op = random_op(TSK_MATRIX, 3, TYPES[ti], TS_BORDER_REPLICATE);
+        check_case(&op, tref_randint(700, 1300), tref_randint(2, 5), 3, TYPES[ti], 0);
+    }
+}
+
+/* Transposes larger than one block of the fast version both ways (256
+ * output columns by 16..192 rows), every code and pixel size. */
+static void test_transpose_blocks(void)
+{
+    for (int code = 1; code <= 8; code++) {
+        int c = tref_randint(1, 4);
+        ts_type t = TYPES[tref_randint(0, 2)];
+        tsk_op op;
+        memset(&op, 0, sizeof op);
+        op.kind = TSK_ORIENT;
+        op.u.orient.code = code;
+        check_case(&op, tref_randint(300, 700), tref_randint(300, 700), c, t, code % 2);
+        check_case(&op, tref_randint(300, 700), tref_randint(300, 700), 3, TS_U8, code % 2);
+    }
+}
+
+/* A source short of a pixel the op reads is an error, as in the reference. */
+static void test_short_source(void)
+{
+    ts_err err = { 0 };
+    tsk_op op = random_op(TSK_CONV_SEP, 3, TS_U8, TS_BORDER_REPLICATE);
+    op.u.sep.nx = op.u.sep.ny = 5;
+    ts_view img = timg_whole(20, 20, 3, TS_U8);
+    timg_random(&img);
+    ts_rect out = { 5, 5, 6, 6 }, need = tsk_need(&op, 20, 20, out);
+    need.w -= 1;
+    ts_view src = tref_crop(&img, need);
+    ts_view dst = timg_alloc(5, 5, 6, 6, 20, 20, 3, TS_U8);
+    CHECK(tsk_cpu_apply(&op, &src, &dst, &err) == TS_E_ARG);
+    CHECK_MSG(strstr(err.msg, "lacks pixel") != NULL, "%s", err.msg);
+    timg_free(&img);
+    timg_free(&src);
+    timg_free(&dst);
+}
+
+/* ------------------------------------------------------------- the pool */
+
+static ts_image random_image(int w, int h, int c, ts_type t)
+{
+    ts_image img;
+    ts_err err = { 0 };
+    CHECK(ts_image_alloc(&img, w, h, c, t, 0, NULL, &err) == TS_OK);
+    ts_view v = { img.data, img.stride, 0, 0, w, h, w, h, c, t };
+    timg_random(&v);
+    return img;
+}
+
+static int images_equal(const ts_image *a, const ts_image *b)
+{
+    if (a->w != b->w || a->h != b->h || a->c != b->c || a->type != b->type) return 0;
+    size_t row = (size_t)a->w * ts_pixel_bytes(a);
+    for (int y = 0; y < a->h; y++)
+        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, row)) return 0;
+    return 1;
+}
+
+static const char *const CHAINS[] = {
+    "gauss=sigma=2,matrix=sepia,transpose", "sharpen=amount=0.8,rot90", "sobel,flip=h",
+    "box=radius=3:border=wrap,rot270", "emboss,scale=0.7", "matrix=grey,gauss=sigma=1.2:border=constant",
+};
+
+typedef struct shared_run {
+    const ts_chain *chain;
+    const ts_image *in;
+    ts_pool *pool;
+    ts_image out;
+    ts_status st;
+} shared_run;
+
+static void *run_on_pool(void *arg)
+{
+    shared_run *r = arg;
+    ts_err err = { 0 };
+    r->st = ts_cpu_run_pool(r->chain, r->in, 0, 0, r->pool, &r->out, &err);
+    return NULL;
+}
+
+/* One image on a pool of 3 equals one tile on one thread; four images at
+ * once on one pool of 2 equal it too. */
+static void test_pool(void)
+{
+    ts_pool *pool3 = ts_pool_create(3), *pool2 = ts_pool_create(2);
+    CHECK(pool3 && pool2);
+    for (size_t k = 0; k < sizeof CHAINS / sizeof CHAINS[0]; k++) {
+        ts_chain *chain = NULL;
+        ts_err err = { 0 };
+        CHECK(ts_chain_parse(CHAINS[k], &chain, &err) == TS_OK);
+        if (!chain) continue;
+        int c = tref_randint(1, 4);
+        ts_type t = TYPES[tref_randint(0, 2)];
+        ts_image in = random_image(tref_randint(200, 400), tref_randint(300, 700), c, t), one = { 0 }, many = { 0 };
+        CHECK(ts_cpu_run(chain, &in, 1 << 30, 1 << 30, &one, &err) == TS_OK);
+        CHECK_MSG(ts_cpu_run_pool(chain, &in, 0, 0, pool3, &many, &err) == TS_OK, "%s", err.msg);
+        CHECK_MSG(images_equal(&one, &many), "%s: threads differ from one tile", CHAINS[k]);
+        ts_image_free(&many);
+        shared_run runs[4];
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++) {
+            runs[i] = (shared_run){ chain, &in, pool2, { 0 }, TS_E_ARG };
+            CHECK(pthread_create(&th[i], NULL, run_on_pool, &runs[i]) == 0);
+        }
+        for (int i = 0; i < 4; i++) {
+            pthread_join(th[i], NULL);
+            CHECK(runs[i].st == TS_OK);
+            CHECK_MSG(images_equal(&one, &runs[i].out), "%s: shared pool differs", CHAINS[k]);
+            ts_image_free(&runs[i].out);
+        }
+        ts_image_free(&one);
+        ts_image_free(&in);
+        ts_chain_free(chain);
+    }
+    ts_pool_free(pool3);
+    ts_pool_free(pool2);
+}
+
+/* The pool's limit: tasks running at once, counted from inside them. */
+static atomic_int running, most_running, tasks_done;
+
+static void counting_task(void *ctx, int i)
+{
+    (void)ctx;
+    (void)i;
+    int now = atomic_fetch_add(&running, 1) + 1;
+    int seen = atomic_load(&most_running);
+    while (now > seen && !atomic_compare_exchange_weak(&most_running, &seen, now)) {}
+    struct timespec nap = { 0, 200000 }; /* long enough for the others to join in */
+    nanosleep(&nap, NULL);
+    atomic_fetch_sub(&running, 1);
+    atomic_fetch_add(&tasks_done, 1);
+}
+
+static void *counting_caller(void *pool)
+{
+    ts_pool_run(pool, 40, counting_task, NULL);
+    return NULL;
+}
+
+/* One caller on a pool of 3: at most 3 tasks at once. Four callers on a
+ * pool of 2: each runs its own tasks, and the pool's one thread may be
+ * finishing a task it started before they all arrived, so at most 5.
+ * Every task runs exactly once. */
+static void test_pool_limit(void)
+{
+    ts_pool *pool = ts_pool_create(3);
+    atomic_store(&most_running, 0);
+    atomic_store(&tasks_done, 0);
+    counting_caller(pool);
+    CHECK_EQ_INT(atomic_load(&tasks_done), 40);
+    CHECK_MSG(atomic_load(&most_running) <= 3, "%d tasks at once on a pool of 3", atomic_load(&most_running));
+    /* a thread that said it is busy (a batch worker) runs its tiles the same */
+    atomic_store(&most_running, 0);
+    ts_pool_busy(pool, 1);
+    counting_caller(pool);
+    ts_pool_busy(pool, 0);
+    CHECK_EQ_INT(atomic_load(&tasks_done), 80);
+    CHECK(atomic_load(&most_running) <= 3);
+    ts_pool_free(pool);
+    pool = ts_pool_create(2);
+    atomic_store(&most_running, 0);
+    atomic_store(&tasks_done, 0);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) CHECK(pthread_create(&th[i], NULL, counting_caller, pool) == 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    CHECK_EQ_INT(atomic_load(&tasks_done), 160);
+    CHECK_MSG(atomic_load(&most_running) <= 5, "%d tasks at once: 4 callers and a pool of 2",
+              atomic_load(&most_running));
+    ts_pool_free(pool);
+}
+
+int main(void)
+{
+    check_seed();
+    for (int rep = 0; rep < 3; rep++) test_small();
+    test_wide();
+    test_transpose_blocks();
+    test_short_source();
+    test_pool();
+    test_pool_limit();
+    return check_exit();
+}
