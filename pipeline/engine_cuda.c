@@ -643,7 +643,7 @@ static ts_status stage_done(ts_engine *e, job *j, lane *l, int *m, const char *s
     if (!e->trace) return TS_OK;
     int m1 = job_mark(e, j, l->stream, err);
     if (m1 < 0) return err ? err->status : TS_E_DEVICE;
-    if (!job_span(j, *m, m1, stage, bytes, l->index)) return ts_err_set(err, TS_E_NOMEM, "out of memory for spans");
+    if (!job_span(j, *m, m1, stage, bytes, (int)(l - e->lanes))) return ts_err_set(err, TS_E_NOMEM, "out of memory for spans");
     *m = m1;
     return TS_OK;
 }

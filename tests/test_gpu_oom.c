@@ -96,23 +96,39 @@ int main(void)
     if (st == TS_OK) CHECK_MSG(same(&out, &ref), "nearly full device: result differs from the CPU backend");
     ts_image_free(&out);
 
-    /* 2. Nothing left: a clear error, no crash, the engine still usable. */
+    /* 2. Nothing left. The first engine keeps the buffers it already has
+     * (so it can still run, with small tiles); a second engine, created
+     * now, has none: a clear error at create or at run, no crash. */
     hog_until(0);
     memset(&err, 0, sizeof err);
-    st = ts_gpu_run(e, chain, &in, &out, &err);
-    fprintf(stderr, "with the device full: %s: %s\n", ts_status_name(st), err.msg);
+    ts_engine *e2 = NULL;
+    st = ts_engine_create(&o, &e2, &err);
+    if (st == TS_OK) {
+        st = ts_gpu_run(e2, chain, &in, &out, &err);
+        CHECK(out.data == NULL || st == TS_OK);
+    }
+    fprintf(stderr, "a new engine with the device full: %s: %s\n", ts_status_name(st), err.msg);
     CHECK(st != TS_OK);
-    CHECK(out.data == NULL);
     CHECK_MSG(strstr(err.msg, "memory") != NULL, "error names memory: %s", err.msg);
-
-    /* 3. Memory back: the same engine works again. */
-    hog_release();
     memset(&err, 0, sizeof err);
     st = ts_gpu_run(e, chain, &in, &out, &err);
-    CHECK_MSG(st == TS_OK, "after release: %s", err.msg);
-    if (st == TS_OK) CHECK_MSG(same(&out, &ref), "after release: result differs from the CPU backend");
+    CHECK_MSG(st == TS_OK, "the first engine, with its buffers, on a full device: %s", err.msg);
+    if (st == TS_OK) CHECK_MSG(same(&out, &ref), "full device, first engine: result differs from the CPU backend");
     ts_image_free(&out);
 
+    /* 3. Memory back: both engines work. */
+    hog_release();
+    ts_engine *engines[2] = {e, e2};
+    for (int k = 0; k < 2; k++) {
+        if (!engines[k]) continue;
+        memset(&err, 0, sizeof err);
+        st = ts_gpu_run(engines[k], chain, &in, &out, &err);
+        CHECK_MSG(st == TS_OK, "after release, engine %d: %s", k + 1, err.msg);
+        if (st == TS_OK) CHECK_MSG(same(&out, &ref), "after release, engine %d: result differs from the CPU backend", k + 1);
+        ts_image_free(&out);
+    }
+
+    ts_engine_destroy(e2);
     ts_engine_destroy(e);
     ts_image_free(&in);
     ts_image_free(&ref);
