@@ -49,8 +49,9 @@ case "$cuda" in AUTO|ON|OFF) ;; *) echo "setup: TS_CUDA must be AUTO, ON or OFF,
 say() { echo "setup: $*"; }
 
 # ---- dependencies -----------------------------------------------------------
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-candidate() { apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'; }
+# (no 'cmd | grep -q' under pipefail: grep stopping early fails the pipe)
+installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+candidate() { [[ "$(apt-cache policy "$1" 2>/dev/null)" == *"Candidate: "[!\(]* ]]; }
 as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"
     elif command -v sudo >/dev/null; then sudo "$@"
@@ -138,7 +139,7 @@ nvcc=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/c
 if [ "$cuda" = AUTO ]; then
     if [ -z "$nvcc" ]; then
         cuda=OFF; say "no nvcc: CPU-only build"
-    elif ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    elif [[ "$(nvidia-smi -L 2>/dev/null)" != GPU\ * ]]; then
         cuda=OFF; say "nvcc found but no usable NVIDIA driver or GPU (nvidia-smi -L): CPU-only build, which is much quicker; --cuda builds the kernels anyway"
     else
         drv=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9]*\).*/\1/p' | head -1)
