@@ -52,12 +52,8 @@ say() { echo "setup: $*"; }
 # (no 'cmd | grep -q' under pipefail: grep stopping early fails the pipe)
 installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 candidate() { [[ "$(apt-cache policy "$1" 2>/dev/null)" == *"Candidate: "[!\(]* ]]; }
-as_root() {
-    if [ "$(id -u)" = 0 ]; then "$@"
-    elif command -v sudo >/dev/null; then sudo "$@"
-    else say "need root to run: $*"; exit 1
-    fi
-}
+can_root() { [ "$(id -u)" = 0 ] || command -v sudo >/dev/null; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Each entry is one need; alternatives are separated by '|' (the first with
 # an install candidate is taken: libjpeg62-turbo-dev on Debian,
@@ -76,31 +72,41 @@ apt_needs() {
 }
 
 apt_install() {
-    local need alt missing=() optional=() updated=0 pick
+    local need alt wanted=() missing=() optional=() pick
     for need in $(apt_needs); do
         local any=0
         for alt in ${need//|/ }; do installed "${alt%\?}" && any=1; done
-        [ "$any" = 1 ] && continue
-        [ "$updated" = 0 ] && { say "updating the package lists (apt-get update)"; as_root apt-get update -q >/dev/null; updated=1; }
-        pick=
-        for alt in ${need//|/ }; do candidate "${alt%\?}" && { pick=${alt%\?}; break; }; done
-        if [ -n "$pick" ]; then missing+=("$pick")
-        elif [ "${need%\?}" != "$need" ]; then optional+=("${need%\?}")
-        else say "no package in the archive provides '$need'"; exit 1
-        fi
+        [ "$any" = 0 ] && wanted+=("$need")
     done
-    [ "${#optional[@]}" -gt 0 ] && say "optional ${optional[*]} is not in this machine's archive: building without it"
-    if [ "${#missing[@]}" -gt 0 ]; then
-        say "installing ${missing[*]}"
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-    else
+    if [ "${#wanted[@]}" = 0 ]; then
         say "build dependencies already installed"
+    elif ! can_root; then
+        say "missing: ${wanted[*]//|/ or } ('?': optional); not root and no sudo, so they are not installed"
+        if [[ " ${wanted[*]} " == *[!?]\ * ]]; then   # something required is missing
+            say "install them as root (apt-get install ...) and run this again"; exit 1
+        fi
+    else
+        say "updating the package lists (apt-get update)"
+        as_root apt-get update -q >/dev/null
+        for need in "${wanted[@]}"; do
+            pick=
+            for alt in ${need//|/ }; do candidate "${alt%\?}" && { pick=${alt%\?}; break; }; done
+            if [ -n "$pick" ]; then missing+=("$pick")
+            elif [ "${need%\?}" != "$need" ]; then optional+=("${need%\?}")
+            else say "no package in this machine's archive provides '$need'"; exit 1
+            fi
+        done
+        [ "${#optional[@]}" -gt 0 ] && say "optional ${optional[*]} is not in this machine's archive: building without it"
+        if [ "${#missing[@]}" -gt 0 ]; then
+            say "installing ${missing[*]}"
+            as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+        fi
     fi
     # libFuzzer's runtime comes with the clang of the same major version.
     if [ "$fuzz" = 1 ]; then
         local rt
         rt="libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
-        if ! installed "$rt" && candidate "$rt"; then
+        if ! installed "$rt" && can_root && candidate "$rt"; then
             say "installing $rt"
             as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$rt"
         fi
