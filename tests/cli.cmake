@@ -1,3 +1,5 @@
 # The command line end to end on samples/ and tests/data/bad.
 add_test(NAME test_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_cli PROPERTIES LABELS cpu)
+# BMP/TGA/HDR output exists only in builds with stb_image_write (TS_STB).
+set_tests_properties(test_cli PROPERTIES ENVIRONMENT "TS_TEST_STB=${TS_HAVE_STB}")

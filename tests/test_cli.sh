@@ -55,8 +55,15 @@ expect_rc 0 "info on output" "$ts" info "$work/o1/samples/photos/coffee-orient6.
 contains "$work/out.txt" "400x600"
 
 # --- format conversion without a chain keeps pixels: png -> png is identical
-expect_rc 0 "convert" "$ts" run "$src/samples/patterns/checker-512.png" -o "$work/o2" --format bmp -q
-check "bmp written" test -s "$work/o2/checker-512.bmp"
+# (BMP needs stb_image_write; a build without it must refuse clearly and write nothing)
+if [ "${TS_TEST_STB:-ON}" = ON ]; then
+    expect_rc 0 "convert" "$ts" run "$src/samples/patterns/checker-512.png" -o "$work/o2" --format bmp -q
+    check "bmp written" test -s "$work/o2/checker-512.bmp"
+else
+    expect_rc 1 "bmp refused without stb" "$ts" run "$src/samples/patterns/checker-512.png" -o "$work/o2" --format bmp -q
+    contains "$work/err.txt" "no stb_image_write"
+    check "nothing written without stb" test -z "$(find "$work/o2" -type f 2>/dev/null)"
+fi
 
 # --- bad inputs among good ones: each named, the rest processed, exit 1
 mkdir -p "$work/mixed"
