@@ -181,6 +181,12 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
 typedef void (*ts_line_fn)(void *ctx, const char *line);
 void ts_ops_list(ts_line_fn fn, void *ctx);
 
+/* What this build is made of, a line each: the version, the libpng, zlib
+ * and libjpeg versions it runs with, the optional parts built in (CUDA and
+ * its architectures, NPP, nvJPEG, stb) and the device `--device auto` takes
+ * here and why. (pipeline/version.c) */
+void ts_build_info(ts_line_fn fn, void *ctx);
+
 /* --------------------------------------------------------------- running */
 
 typedef enum ts_device { TS_DEVICE_AUTO = 0, TS_DEVICE_CPU, TS_DEVICE_GPU } ts_device;
