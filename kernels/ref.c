@@ -2,6 +2,7 @@
  * op's parameters, then hands the op to its family (ref_point.c,
  * ref_orient.c, ref_conv.c, ref_sample.c). Written for clarity, not speed:
  * every GPU kernel is tested against it. */
+#include "ref_families.h"
 #include "ref_internal.h"
 
 #include <stdint.h>
@@ -18,15 +19,6 @@ static const char *kind_name(tsk_kind k)
     case TSK_SAMPLE: return "sample";
     default: return "unknown op";
     }
-}
-
-ts_status tsk_ref_reader_status(const ref_reader *r, const char *what, ts_err *err)
-{
-    const ts_view *v = r->v;
-    if (!r->missing) return TS_OK;
-    return ts_err_set(err, TS_E_ARG,
-                      "reference %s: source region %d,%d %dx%d lacks pixel (%d, %d) it needs",
-                      what, v->x0, v->y0, v->w, v->h, r->miss_x, r->miss_y);
 }
 
 static int type_ok(ts_type t) { return t == TS_U8 || t == TS_U16 || t == TS_F32; }

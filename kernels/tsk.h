@@ -25,7 +25,7 @@
 #ifndef TSK_H
 #define TSK_H
 
-#include "tilestream.h"
+#include "ts_base.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,6 +13,8 @@
 #ifndef TILESTREAM_H
 #define TILESTREAM_H
 
+#include "ts_base.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,41 +24,7 @@ extern "C" {
 
 #define TS_VERSION_STRING "0.1.0"
 
-/* ---------------------------------------------------------------- errors */
-
-typedef enum ts_status {
-    TS_OK = 0,
-    TS_E_IO,          /* cannot open/read/write/rename a file */
-    TS_E_FORMAT,      /* not an image format we read (or cannot write that) */
-    TS_E_CORRUPT,     /* truncated or corrupt data */
-    TS_E_LIMIT,       /* image larger than the limits (--max-pixels, overflow) */
-    TS_E_NOMEM,       /* allocation failed */
-    TS_E_ARG,         /* bad argument, op chain or option */
-    TS_E_DEVICE,      /* CUDA error or no usable device */
-    TS_E_EXISTS,      /* output exists / output would overwrite input */
-    TS_E_INTERRUPTED  /* stopped by the user (Ctrl-C) */
-} ts_status;
-
-typedef struct ts_err {
-    ts_status status;
-    char msg[1024];   /* "path: cause", no trailing newline */
-} ts_err;
-
-/* Fill err (if not NULL) with printf-style text; returns status. */
-ts_status ts_err_set(ts_err *err, ts_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-const char *ts_status_name(ts_status s);
-
 /* ---------------------------------------------------------------- images */
-
-typedef enum ts_type {      /* the value is the size of one channel in bytes */
-    TS_U8 = 1,
-    TS_U16 = 2,
-    TS_F32 = 4
-} ts_type;
 
 /* Memory for pixels. The GPU engine passes a pinned-memory pool here so
  * that decoders write straight into pinned memory. */
@@ -83,9 +51,8 @@ typedef struct ts_image {
     size_t xmp_len;
 } ts_image;
 
-/* Bytes of one pixel and the largest channel value (255, 65535, 1.0). */
+/* Bytes of one pixel (ts_type_max, in ts_base.h, gives the largest value). */
 size_t ts_pixel_bytes(const ts_image *img);
-double ts_type_max(ts_type t);
 
 /* Allocate w x h x c pixels of type t, checking for overflow and against
  * max_pixels (0 = no limit). Pixels are uninitialised. */
@@ -184,7 +151,6 @@ void ts_ops_list(ts_line_fn fn, void *ctx);
 /* --------------------------------------------------------------- running */
 
 typedef enum ts_device { TS_DEVICE_AUTO = 0, TS_DEVICE_CPU, TS_DEVICE_GPU } ts_device;
-typedef enum ts_path { TS_PATH_GLOBAL = 0, TS_PATH_TEXTURE } ts_path;
 
 /* Apply a chain to a whole image on the CPU with tiles of tile_w x tile_h
  * output pixels (0 = one tile). The result equals the untiled result
@@ -208,14 +174,7 @@ ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w,
 ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
                             int *out_w, int *out_h, ts_err *err);
 
-/* GPU presence: returns 1 and the device's name when a CUDA device can be
- * used, 0 otherwise (CPU-only build, no driver or no device; why in err). */
-int ts_gpu_probe(char *name, size_t name_len, ts_err *err);
-/* How many CUDA devices can be used (0, with why in err, when none). */
-int ts_gpu_count(ts_err *err);
-/* Device `device`'s name, "NVIDIA H200 (sm_90, 132 SMs)"; 0 on failure. */
-int ts_gpu_name(int device, char *name, size_t name_len, ts_err *err);
-
+/* GPU presence: ts_gpu_probe, ts_gpu_count, ts_gpu_name (ts_base.h). */
 
 /* ------------------------------------------------------------ stats/trace
  * Every stage of a run (decode, H2D, each kernel, D2H, encode) is one event
