@@ -43,6 +43,13 @@ extern "C" int tsk_default_version(tsk_kind kind)
     return f ? f->default_version : 0;
 }
 
+extern "C" int tsk_version_fma(tsk_kind kind, int version)
+{
+    const tsk_family *f = family_of(kind);
+    if (!f || !f->fma || version <= 0 || version > f->count) return 0;
+    return f->fma[version - 1];
+}
+
 extern "C" ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,
                                    const tsk_launch *l, ts_err *err)
 {

@@ -237,6 +237,9 @@ typedef struct tsk_launch {
 int tsk_version_count(tsk_kind kind);
 const char *tsk_version_name(tsk_kind kind, int version);  /* "v3 padded smem tile" */
 int tsk_default_version(tsk_kind kind);
+/* 1 when the version fuses multiply-add, so that integer results may be 1
+ * off the reference's; 0 when it matches the reference bit for bit. */
+int tsk_version_fma(tsk_kind kind, int version);
 
 /* Enqueue op on l->stream. Returns TS_OK or a launch error (in err). */
 ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,
