@@ -158,7 +158,7 @@ typedef enum ts_device { TS_DEVICE_AUTO = 0, TS_DEVICE_CPU, TS_DEVICE_GPU } ts_d
 ts_status ts_cpu_run(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h,
                      ts_image *out, ts_err *err);
 
-/* A pool of CPU threads for the ops (pipeline/pool.c): the tiles of one
+/* A pool of CPU threads for the ops (pipeline/engine/pool.c): the tiles of one
  * image run on all of them, and images run at the same time share them, so
  * a batch never has more than `threads` threads computing (0 = one per
  * online core). ts_cpu_run_pool with pool NULL is ts_cpu_run: the calling
@@ -180,7 +180,7 @@ ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
  * Every stage of a run (decode, H2D, each kernel, D2H, encode) is one event
  * on a lane (a CPU worker or a CUDA stream). Thread-safe. The same events
  * give the per-stage table, the --report JSON, the Chrome trace and the SVG
- * timeline. (pipeline/trace.c) */
+ * timeline. (pipeline/report/trace.c) */
 typedef struct ts_trace ts_trace;
 
 double ts_now(void);                                  /* monotonic seconds */
@@ -212,7 +212,7 @@ ts_status ts_trace_write_svg(const ts_trace *t, const char *path, ts_err *err);
 double ts_trace_busy(const ts_trace *t, const char *stages);
 
 /* ------------------------------------------------------------ shards
- * (pipeline/shard.c) N processes split one sorted input list: shard K of N
+ * (pipeline/batch/shard.c) N processes split one sorted input list: shard K of N
  * takes positions i with i % N == K, so together they cover every input
  * exactly once. */
 typedef struct ts_shard {
@@ -232,7 +232,7 @@ ts_status ts_shard_from_env(ts_shard *s, int count, ts_env_fn getenv_fn, ts_err 
 int ts_shard_takes(const ts_shard *s, size_t position);
 
 /* ------------------------------------------------------------ GPU engine
- * (pipeline/engine_cuda.c) Streams images through the GPU in tiles: pinned
+ * (pipeline/engine/engine_cuda.c) Streams images through the GPU in tiles: pinned
  * host memory from a pool, a ring of streams, per tile H2D -> kernels ->
  * D2H. Submit queues work and returns; collect waits for the oldest image. */
 typedef struct ts_engine ts_engine;
@@ -280,14 +280,14 @@ typedef struct ts_bench_opts {
     ts_line_fn line;
     void *ctx;
 } ts_bench_opts;
-ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_kernels_cuda.c */
-ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_overlap_cuda.c */
+ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* bench/bench_kernels_cuda.c */
+ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* bench/bench_overlap_cuda.c */
 /* The fast CPU ops on one and on `threads` threads (0 = every core) against
  * memcpy; the image is RGB8, 6000 x 4000 unless opts say. */
-ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err);  /* pipeline/bench_cpu.c */
+ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err);  /* bench/bench_cpu.c */
 
 /* ------------------------------------------------------------ batch runs
- * (pipeline/batch.c) Process files and folders (walked recursively) into
+ * (pipeline/batch/batch.c) Process files and folders (walked recursively) into
  * outdir, mirroring the input tree. Decoding and encoding use `jobs` CPU
  * threads; ops run on the CPU backend or stream through the GPU engine. A
  * bad input is named and skipped; the rest carry on. */
@@ -343,7 +343,7 @@ typedef struct ts_batch_result {
 ts_status ts_batch_run(const ts_batch_opts *opts, ts_batch_result *r, ts_err *err);
 void ts_batch_result_free(ts_batch_result *r);
 
-/* (pipeline/report.c) --report: JSON with per-image and per-stage figures. */
+/* (pipeline/report/report.c) --report: JSON with per-image and per-stage figures. */
 ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_trace *t,
                           const char *chain_text, ts_err *err);
 
