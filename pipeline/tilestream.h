@@ -129,6 +129,11 @@ typedef struct ts_save_opts {
  * what could not be carried (a profile libpng rejects as malformed). */
 ts_status ts_image_save(const char *path, const ts_image *img,
                         const ts_save_opts *opts, ts_err *err);
+/* Remove the temporary files of the saves in flight. Async-signal-safe:
+ * for a SIGINT/SIGTERM handler that ends the process at once (a second
+ * Ctrl-C), so that no ".name.XXXXXX.tmp" is left behind. A save also
+ * removes such leftovers of its own output older than a minute. */
+void ts_save_remove_temps(void);
 
 /* ------------------------------------------------------------ op chains */
 

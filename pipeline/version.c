@@ -15,8 +15,8 @@
 
 static void line(ts_line_fn fn, void *ctx, const char *key, const char *value)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%-10s %s", key, value);
+    char buf[1600];
+    snprintf(buf, sizeof buf, "%-10s %.1500s", key, value);
     fn(ctx, buf);
 }
 
@@ -68,7 +68,7 @@ void ts_build_info(ts_line_fn fn, void *ctx)
     codec_lines(fn, ctx);
     build_lines(fn, ctx);
     ts_err err = {0};
-    if (ts_gpu_probe(name, sizeof name, &err)) snprintf(buf, sizeof buf, "gpu: %s", name);
-    else snprintf(buf, sizeof buf, "cpu (%s)", err.msg[0] ? err.msg : "no CUDA device");
+    if (ts_gpu_probe(name, sizeof name, &err)) snprintf(buf, sizeof buf, "gpu: %.255s", name);
+    else snprintf(buf, sizeof buf, "cpu (%.1300s)", err.msg[0] ? err.msg : "no CUDA device");
     line(fn, ctx, "auto", buf);
 }

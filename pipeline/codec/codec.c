@@ -7,7 +7,14 @@
  * share one) and renames it over the destination only after the encoder
  * and fclose have succeeded. rename() within one directory is atomic, so a
  * reader sees the old file or the complete new one, never half of either;
- * on any failure the temporary file is removed. */
+ * on any failure the temporary file is removed.
+ *
+ * A process killed in the middle of an encode cannot run that cleanup, so
+ * the temporaries being written sit in a fixed table that a signal handler
+ * may walk (ts_save_remove_temps: only atomic loads and unlink), and a
+ * later save of the same output first removes temporaries of our pattern
+ * left beside it by a run that did not finish. */
+#include <dirent.h>
 #include "codec_formats.h"
 #include "codec_internal.h"
 
@@ -161,6 +168,91 @@ static void fill_random_suffix(char *x6, unsigned attempt)
     }
 }
 
+/* ---------------------------------------------- temporaries in flight */
+
+/* One slot per encode in flight. A slot's path is written while it is
+ * free and published by `live`; the handler reads only live slots. More
+ * encodes than slots still work: those temporaries are just not removed
+ * by ts_save_remove_temps (a later run's stale sweep does it). */
+enum { TEMP_SLOTS = 256, TEMP_PATH_MAX = 4096 };
+static struct temp_slot {
+    atomic_int claimed; /* owned by one save */
+    atomic_int live;    /* path is complete and the file may exist */
+    char path[TEMP_PATH_MAX];
+} temp_slots[TEMP_SLOTS];
+
+static int temp_claim(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&temp_slots[i].claimed, &expected, 1))
+            return i;
+    }
+    return -1;
+}
+
+static void temp_publish(int slot, const char *tmp)
+{
+    if (slot < 0 || strlen(tmp) >= TEMP_PATH_MAX) return;
+    memcpy(temp_slots[slot].path, tmp, strlen(tmp) + 1);
+    atomic_store(&temp_slots[slot].live, 1);
+}
+
+static void temp_release(int slot)
+{
+    if (slot < 0) return;
+    atomic_store(&temp_slots[slot].live, 0);
+    atomic_store(&temp_slots[slot].claimed, 0);
+}
+
+/* Async-signal-safe: for a handler of SIGINT or SIGTERM that is about to
+ * end the process. The renamed-into-place file is never touched: a slot
+ * is live only until its rename, and unlink of a name already renamed
+ * fails harmlessly. */
+void ts_save_remove_temps(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++)
+        if (atomic_load(&temp_slots[i].live)) unlink(temp_slots[i].path);
+}
+
+/* ".<base>.XXXXXX.tmp" with six characters from fill_random_suffix. */
+static int is_our_temp_of(const char *name, const char *base, size_t base_len)
+{
+    size_t n = strlen(name);
+    if (n != base_len + 12 || name[0] != '.' || memcmp(name + 1, base, base_len)) return 0;
+    const char *x = name + 1 + base_len;
+    if (x[0] != '.' || strcmp(x + 7, ".tmp")) return 0;
+    for (int i = 1; i <= 6; i++)
+        if (!((x[i] >= 'a' && x[i] <= 'z') || (x[i] >= 'A' && x[i] <= 'Z') || (x[i] >= '0' && x[i] <= '9')))
+            return 0;
+    return 1;
+}
+
+/* Remove what an interrupted save of this output left beside it, unless
+ * it is younger than a minute (another process may be writing it now). */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dir_len;
+    size_t base_len = strlen(base) > 200 ? 200 : strlen(base);
+    char dir[TEMP_PATH_MAX], full[TEMP_PATH_MAX];
+    if (dir_len >= sizeof dir) return;
+    memcpy(dir, path, dir_len);
+    dir[dir_len] = '\0';
+    DIR *d = opendir(dir_len ? dir : ".");
+    if (!d) return;
+    time_t now = time(NULL);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!is_our_temp_of(de->d_name, base, base_len)) continue;
+        struct stat st;
+        if (snprintf(full, sizeof full, "%s%s", dir, de->d_name) >= (int)sizeof full) continue;
+        if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 60) unlink(full);
+    }
+    closedir(d);
+}
+
 /* Create ".base.XXXXXX.tmp" beside path; *tmp_out is malloc'd. */
 static ts_status create_temp(const char *path, char **tmp_out, FILE **f_out, ts_err *err)
 {
@@ -233,11 +325,16 @@ ts_status ts_image_save(const char *path, const ts_image *img,
     if (st != TS_OK)
         return st;
 
+    remove_stale_temps(path);
     char *tmp = NULL;
     FILE *f = NULL;
+    int slot = temp_claim();
     st = create_temp(path, &tmp, &f, err);
-    if (st != TS_OK)
+    if (st != TS_OK) {
+        temp_release(slot);
         return st;
+    }
+    temp_publish(slot, tmp);
     st = encode(f, path, img, &p, err);
     int close_failed = fclose(f) != 0;   /* flushes: a full disk shows here */
     if (st == TS_OK && close_failed)
@@ -247,6 +344,7 @@ ts_status ts_image_save(const char *path, const ts_image *img,
                         path, strerror(errno));
     if (st != TS_OK)
         unlink(tmp);
+    temp_release(slot);
     free(tmp);
     return st;
 }
