@@ -85,7 +85,7 @@ expect_rc 2 "no -o" "$ts" run "$src/samples/patterns"
 expect_rc 2 "bad option value" "$ts" run x -o y --streams 0
 mkdir -p "$work/self" && cp "$src/samples/patterns/checker-512.png" "$work/self/a.png"
 expect_rc 1 "output == input refused" "$ts" run "$work/self/a.png" -o "$work/self"
-contains "$work/err.txt" "overwrite"
+contains "$work/err.txt" "replace-input"
 expect_rc 0 "output == input with --overwrite" "$ts" run "$work/self/a.png" -o "$work/self" --overwrite --ops flip=h -q
 
 # --- skip-existing and dry-run
