@@ -16,13 +16,20 @@ static const char *const USAGE_ALL =
     "  tilestream ops                               list ops and their parameters\n"
     "\n"
     "`tilestream COMMAND --help` shows a command's options. Exit codes: 0 all done,\n"
-    "1 some inputs failed (each named with its reason), 2 usage or fatal error.\n";
+    "1 some inputs failed (each named with its reason), 2 usage or fatal error, 130 interrupted.\n";
 
 static const char *const USAGE_RUN =
     "usage: tilestream run [opts] INPUT... -o OUTDIR\n"
     "Process PNG and JPEG files and folders (walked recursively; the output mirrors the tree).\n"
+    "Values go as `--opt value` or `--opt=value`; short flags bundle (-qv); `--` ends the options.\n"
     "  --ops CHAIN          op chain, e.g. \"matrix=sepia,gauss=sigma=1.5,rot90\" (see `tilestream ops`)\n"
-    "  -o, --out DIR        output folder (created if missing)\n"
+    "  -o, --out DIR        output folder (created if missing; never walked as an input)\n"
+    "  --name TEMPLATE      output path below DIR from {dir} {stem} {ext} {n} {n:W}\n"
+    "                       (default {dir}/{stem}.{ext}: the input tree)\n"
+    "  --files-from FILE    also take the inputs listed in FILE, one a line (- = stdin)\n"
+    "  -0, --null           the --files-from list is NUL-separated (find -print0)\n"
+    "  --shard K/N          only the K-th of N shares of the sorted inputs (0 <= K < N);\n"
+    "                       auto or auto/N: from Slurm, Open MPI, PMI or a Kubernetes indexed Job\n"
     "  --device D           auto (GPU when present, default) | gpu | cpu\n"
     "  --path P             sampling ops on the GPU: global (default) | texture\n"
     "  --streams N          CUDA streams (default 3)\n"
@@ -31,17 +38,22 @@ static const char *const USAGE_RUN =
     "  --format F           same (default) | png | jpg | bmp | tga | hdr\n"
     "  --quality Q          JPEG quality 1..100 (default 90)\n"
     "  --png-level L        PNG zlib level 0..9 (default 3)\n"
-    "  --skip-existing      leave outputs that already exist\n"
-    "  --overwrite          allow an output to replace its own input\n"
-    "  --dry-run            list what would be done\n"
+    "  -n, --skip-existing  leave outputs that already exist (also --no-clobber)\n"
+    "  -y, --yes            replace outputs that already exist (the default; undoes -n)\n"
+    "  --replace-input      allow an output to replace its own input (old name: --overwrite)\n"
+    "  --dry-run            print every planned output and every refusal; write nothing\n"
     "  --keep-orientation   do not apply the EXIF orientation\n"
     "  --max-pixels N       refuse larger images (default 1073741824)\n"
     "  --accept-damaged     decode corrupt or truncated JPEGs as far as possible (default: refuse)\n"
-    "  --report FILE.json   per-image and per-stage figures\n"
+    "  --report FILE.json   the run as JSON: options, device, stages, every image (docs/REPORT.md)\n"
+    "  --report-lines FILE  one JSON line per image as it finishes\n"
     "  --trace FILE.json    Chrome trace (Perfetto, chrome://tracing): one lane per stream and worker\n"
     "  --timeline FILE.svg  the same timeline as a picture\n"
     "  -q, --quiet          only errors\n"
-    "  -v, --verbose        a line per image\n";
+    "  -v, --verbose        a line per image, skipped ones too\n"
+    "Exit codes: 0 all done; 1 some inputs failed or were refused (each named); 2 usage or fatal\n"
+    "error, found before any image is read where it can be; 130 interrupted (Ctrl-C), after the\n"
+    "images in flight are finished.\n";
 
 static const char *const USAGE_COMPARE =
     "usage: tilestream compare [opts] INPUT...\n"

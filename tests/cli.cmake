@@ -3,3 +3,10 @@ add_test(NAME test_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli.sh $<TARG
 set_tests_properties(test_cli PROPERTIES LABELS cpu)
 # BMP/TGA/HDR output exists only in builds with stb_image_write (TS_STB).
 set_tests_properties(test_cli PROPERTIES ENVIRONMENT "TS_TEST_STB=${TS_HAVE_STB}")
+# What users expect of a command line (issue 12): options, checks before
+# work, refusals named, names, file lists, shards, progress, Ctrl-C, reports.
+add_executable(json_check ${CMAKE_CURRENT_LIST_DIR}/json_check.c)
+target_compile_options(json_check PRIVATE ${TS_C_WARNINGS})
+add_test(NAME test_cli_ux COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_ux.sh $<TARGET_FILE:tilestream_cli>
+         ${PROJECT_SOURCE_DIR} $<TARGET_FILE:json_check>)
+set_tests_properties(test_cli_ux PROPERTIES LABELS cpu ENVIRONMENT "TS_TEST_STB=${TS_HAVE_STB}")
