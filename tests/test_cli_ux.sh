@@ -132,8 +132,7 @@ mkdir -p "$work/names"
 cp "$pats/checker-512.png" "$work/names/$(printf 'caf\351.png')"   # Latin-1, not UTF-8
 cp "$pats/checker-512.png" "$work/names/$(printf 'tab\tquote".png')"
 cp "$pats/checker-512.png" "$work/names/café-utf8.png"
-expect_rc 0 "report on odd names" "$ts" run "$work/names" -o "$work/names-out" --device cpu -q \
-    --report "$work/r.json" --report-lines "$work/r.jsonl"
+expect_rc 0 "report on odd names" "$ts" run "$work/names" -o "$work/names-out" --device cpu -q --report "$work/r.json"
 check "report is valid JSON" "$json_check" "$work/r.json"
 contains "$work/r.json" 'caf\\u00e9.png'
 contains "$work/r.json" 'café-utf8.png'
@@ -144,6 +143,8 @@ contains "$work/r.json" '"command_line": \['
 contains "$work/r.json" '"tilestream": "'
 contains "$work/r.json" '"device": "cpu"'
 contains "$work/r.json" '"units": {"time": "s"'
+expect_rc 0 "report lines on odd names" "$ts" run "$work/names" -o "$work/names-out2" --device cpu -q \
+    --report-lines "$work/r.jsonl"
 lines=$("$json_check" --lines "$work/r.jsonl") || fail "a --report-lines line is not valid JSON"
 [ "$lines" = 3 ] || fail "--report-lines has $lines lines, wanted 3"
 expect_rc 1 "report-lines names failures" "$ts" run "$src/tests/data/bad/text.png" "$pats/checker-512.png" \
