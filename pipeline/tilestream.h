@@ -81,6 +81,8 @@ typedef struct ts_image {
     size_t exif_len;
     unsigned char *xmp; /* XMP packet (malloc'd) or NULL */
     size_t xmp_len;
+    unsigned char *text;/* a PNG input's text chunks, packed (pipeline/png_text.c; malloc'd) or NULL */
+    size_t text_len;
 } ts_image;
 
 /* Bytes of one pixel and the largest channel value (255, 65535, 1.0). */
@@ -94,7 +96,7 @@ ts_status ts_image_alloc(ts_image *img, int w, int h, int c, ts_type t,
 void ts_image_free(ts_image *img);
 /* Copy pixels, orientation and metadata into a fresh malloc'd image. */
 ts_status ts_image_clone(ts_image *dst, const ts_image *src, ts_err *err);
-/* Give dst copies of src's ICC profile, EXIF and XMP where dst has none
+/* Give dst copies of src's ICC profile, EXIF, XMP and text where dst has none
  * (an output made from src); orientation is left alone. */
 ts_status ts_image_copy_metadata(ts_image *dst, const ts_image *src, ts_err *err);
 

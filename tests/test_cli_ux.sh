@@ -152,6 +152,11 @@ expect_rc 1 "report-lines names failures" "$ts" run "$src/tests/data/bad/text.pn
 contains "$work/rl.jsonl" '"status": "failed"'
 contains "$work/rl.jsonl" '"status": "ok"'
 
+# --- metadata: a PNG input's text chunks reach the PNG output (PngSuite's ctzn0g04: tEXt and zTXt)
+expect_rc 0 "text chunks carried" "$ts" run "$src/tests/data/pngsuite/ctzn0g04.png" -o "$work/txt" --device cpu -q --ops flip=h
+check "tEXt Title carried by run" grep -aq "tEXtTitle" "$work/txt/ctzn0g04.png"
+check "zTXt Disclaimer carried by run" grep -aq "Disclaimer" "$work/txt/ctzn0g04.png"
+
 # --- the summary: no 0.00 GB/s posing as a figure; overlap efficiency explained
 expect_rc 0 "summary" "$ts" run "$pats" -o "$work/sum" --device cpu -j 1
 lacks "$work/out.txt" ' 0\.00$'
