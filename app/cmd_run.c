@@ -103,7 +103,9 @@ static void on_image(void *ctx, const ts_image_result *r, int done, int total)
         p->megapixels += (double)r->w * r->h / 1e6;
     }
     if (p->lines && !o->dry_run) write_report_line(p, r);
-    if (failed) {
+    if (failed && r->status == TS_E_INTERRUPTED) {
+        return; /* never started after a Ctrl-C: the last line says how many were done */
+    } else if (failed) {
         clear_line(p);
         fprintf(stderr, "tilestream: %s %s\n", o->dry_run ? "would refuse" : "FAILED", r->error);
     } else if (o->dry_run) {

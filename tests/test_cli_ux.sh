@@ -122,7 +122,8 @@ for _ in $(seq 1 200); do grep -q '\[1/300\]' "$work/err.txt" && break; sleep 0.
 kill -INT "$pid"
 wait "$pid"; rc=$?
 [ "$rc" = 130 ] || { fail "Ctrl-C: exit $rc, wanted 130"; tail -3 "$work/err.txt"; }
-contains "$work/err.txt" "interrupted"
+contains "$work/err.txt" "interrupted after"
+[ "$(grep -c 'not processed' "$work/err.txt")" = 0 ] || fail "Ctrl-C listed every image never started"
 n_done=$(count_files "$work/stop")
 [ "$n_done" -ge 1 ] && [ "$n_done" -lt 300 ] || fail "interrupted run wrote $n_done of 300"
 [ -z "$(find "$work/stop" -name '*.tmp*' -o -name '.*' -type f)" ] || fail "temporary files left after Ctrl-C"
@@ -202,6 +203,11 @@ contains "$work/err.txt" "shard 2 of 3 (Slurm array"
 cmp -s <(grep -o '"input": "[^"]*"' "$work/env.json") <(grep -o '"input": "[^"]*"' "$work/sh2.json") || fail "Slurm's shard 2 differs from --shard 2/3"
 expect_rc 2 "bad --shard" "$ts" run "$pats" -o "$work/x" --shard 3/3
 contains "$work/err.txt" "0 to 2"
+
+# --- the README's command-line section is what run --help prints
+"$ts" run --help >"$work/help.txt"
+awk '/^`tilestream run --help` prints:/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-help.txt"
+cmp -s "$work/help.txt" "$work/readme-help.txt" || { fail "README's run --help differs"; diff "$work/help.txt" "$work/readme-help.txt"; }
 
 [ "$fails" = 0 ] && echo "cli ux: all passed" || echo "cli ux: $fails failures"
 exit $((fails > 0))
