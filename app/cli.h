@@ -7,8 +7,9 @@
 
 #include <stdint.h>
 
-/* Exit codes: all done, some inputs failed, usage or fatal error. */
-enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2 };
+/* Exit codes: all done, some inputs failed, usage or fatal error, and
+ * interrupted (128 + SIGINT, as shells report a Ctrl-C). */
+enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 typedef struct cli_opts {
     const char *ops;            /* --ops CHAIN */
@@ -20,16 +21,27 @@ typedef struct cli_opts {
     int jobs;
     ts_format format;           /* --format; UNKNOWN = same */
     int quality, png_level;
-    int skip_existing, overwrite, dry_run, keep_orientation;
+    int skip_existing;          /* -n/--skip-existing (-y turns it off again) */
+    int replace_input;          /* --replace-input (old name --overwrite) */
+    int dry_run, keep_orientation;
     uint64_t max_pixels;
     int accept_damaged;         /* --accept-damaged */
     const char *report, *trace, *timeline, *json;
+    const char *report_lines;   /* --report-lines FILE: JSON lines, one per image */
+    const char *name_template;  /* --name TEMPLATE */
+    const char *files_from;     /* --files-from FILE|- */
+    int null_separated;         /* -0: the list is NUL-separated */
+    const char *shard;          /* --shard K/N|auto|auto/N */
     const char *diff_out, *html;  /* compare: heat maps folder, page */
     int quiet, verbose;
     int bench_w, bench_h, reps;
     const char *only;
     const char **inputs;        /* positional arguments */
     int n_inputs;
+    int inputs_cap;
+    char *files_buf;            /* --files-from's text; inputs point into it */
+    int argc;                   /* the whole command line, for the report */
+    char **argv;
 } cli_opts;
 
 /* Parse argv[first..]; returns 0, or prints the problem and returns EXIT_USAGE.
@@ -43,6 +55,15 @@ int cmd_bench(cli_opts *o);
 int cmd_compare(cli_opts *o);
 
 void cli_usage(const char *command);  /* help text for one command, or all */
+
+/* The nearest of the candidates to word if it is close enough to be a
+ * likely misspelling, else NULL (app/suggest.c). */
+const char *cli_nearest(const char *word, const char *const *cands, int ncands);
+
+/* Read a list of file names (one a line, or NUL-separated) from path ("-"
+ * is stdin) and append them to o->inputs. 0, or prints why and returns
+ * EXIT_USAGE (app/files_from.c). */
+int cli_read_files_from(cli_opts *o, const char *path, int null_separated);
 
 /* Print a line (the library's line callback). */
 void cli_print_line(void *ctx, const char *line);

@@ -1,10 +1,14 @@
-/* cmd_run.c - `tilestream run`: the batch job, its progress and its table. */
+/* cmd_run.c - `tilestream run`: the checks before work, the batch job, its
+ * progress, its reports and its table. */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static volatile int interrupted = 0;
@@ -14,42 +18,120 @@ static void on_sigint(int sig)
     (void)sig;
     if (interrupted) { /* a second Ctrl-C or SIGTERM: stop now, leaving no temporary file */
         ts_save_remove_temps();
-        _exit(130);
+        _exit(EXIT_INTERRUPTED);
     }
     interrupted = 1;
 }
 
+/* ------------------------------------------------------------ progress */
+
 typedef struct progress {
     const cli_opts *o;
     int tty;
+    FILE *lines;                /* --report-lines, or NULL */
+    int lines_failed;
+    double t0;
+    int processed;              /* images done with work (not skipped or refused at planning) */
+    double megapixels;
+    char current[256];          /* the image being taken up last */
 } progress;
+
+static int terminal_width(void)
+{
+    struct winsize ws;
+    return ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 ? ws.ws_col : 80;
+}
+
+static void format_eta(double s, char *buf, size_t n)
+{
+    if (s < 0) snprintf(buf, n, "--");
+    else if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+/* The one updating line on a terminal: done/total, rates, ETA, the file. */
+static void draw_line(progress *p, int done, int total)
+{
+    double dt = ts_now() - p->t0;
+    double ips = dt > 0 ? p->processed / dt : 0, mps = dt > 0 ? p->megapixels / dt : 0;
+    char eta[32], line[512];
+    format_eta(p->processed > 0 && ips > 0 ? (total - done) / ips : -1, eta, sizeof eta);
+    int n = snprintf(line, sizeof line, "%d/%d  %.1f images/s  %.1f MP/s  ETA %s  ", done, total, ips, mps, eta);
+    int width = terminal_width() - 1, room = width - n;
+    const char *file = p->current;
+    size_t flen = strlen(file);
+    if (room > 3 && (int)flen > room) { file += flen - (size_t)(room - 3); fprintf(stderr, "\r\033[K%s...%s", line, file); }
+    else if (room > 0) fprintf(stderr, "\r\033[K%s%.*s", line, room, file);
+    else fprintf(stderr, "\r\033[K%.*s", width, line);
+    fflush(stderr);
+}
+
+static void clear_line(progress *p)
+{
+    if (p->tty && !p->o->quiet) fputs("\r\033[K", stderr);
+}
+
+static void on_start(void *ctx, const ts_batch_result *r)
+{
+    progress *p = ctx;
+    p->t0 = ts_now();
+    if (p->o->quiet) return;
+    fprintf(stderr, "tilestream: %d image%s on %s (%s)%s\n", r->n_images, r->n_images == 1 ? "" : "s", r->device,
+            r->device_note, p->o->dry_run ? ", dry run: nothing is written" : "");
+    if (p->tty && !p->o->dry_run) draw_line(p, 0, r->n_images);
+}
+
+static void on_image_begin(void *ctx, const ts_image_result *r, int done, int total)
+{
+    progress *p = ctx;
+    snprintf(p->current, sizeof p->current, "%s", r->input);
+    if (p->tty && !p->o->quiet && !p->o->dry_run) draw_line(p, done, total);
+}
+
+static void write_report_line(progress *p, const ts_image_result *r)
+{
+    char *json = ts_report_image_json(r);
+    if (!json || fprintf(p->lines, "%s\n", json) < 0 || fflush(p->lines) != 0) p->lines_failed = 1;
+    free(json);
+}
 
 static void on_image(void *ctx, const ts_image_result *r, int done, int total)
 {
     progress *p = ctx;
-    if (p->o->dry_run) {
-        printf("%s -> %s\n", r->input, r->output);
-        return;
+    const cli_opts *o = p->o;
+    int failed = r->status != TS_OK && !r->skipped;
+    if (!failed && !r->skipped && !o->dry_run) {
+        p->processed++;
+        p->megapixels += (double)r->w * r->h / 1e6;
     }
-    if (r->status != TS_OK && !r->skipped) {
-        if (p->tty && !p->o->quiet) fputs("\r\033[K", stderr);
-        fprintf(stderr, "tilestream: FAILED %s\n", r->error);
-    } else if (p->o->verbose) {
+    if (p->lines && !o->dry_run) write_report_line(p, r);
+    if (failed && r->status == TS_E_INTERRUPTED) {
+        return; /* never started after a Ctrl-C: the last line says how many were done */
+    } else if (failed) {
+        clear_line(p);
+        fprintf(stderr, "tilestream: %s %s\n", o->dry_run ? "would refuse" : "FAILED", r->error);
+    } else if (o->dry_run) {
+        if (r->skipped) { if (!o->quiet) printf("skip %s (exists)\n", r->output); }
+        else printf("%s -> %s\n", r->input, r->output);
+        return;
+    } else if (o->verbose) {
+        clear_line(p);
         if (r->skipped) fprintf(stderr, "[%d/%d] %s: exists, skipped\n", done, total, r->output);
         else fprintf(stderr, "[%d/%d] %s -> %s (%dx%d -> %dx%d, decode %.1f ms, ops %.1f ms, encode %.1f ms)\n",
                      done, total, r->input, r->output, r->w, r->h, r->out_w, r->out_h, r->decode_s * 1e3,
                      r->ops_s * 1e3, r->encode_s * 1e3);
-    } else if (!p->tty && !p->o->quiet) { /* a log, not a terminal: plain lines */
+    } else if (!p->tty && !o->quiet) { /* a log, not a terminal: plain lines */
         fprintf(stderr, "[%d/%d] %s%s\n", done, total, r->skipped ? r->output : r->input,
                 r->skipped ? ": exists, skipped" : "");
     }
-    if (p->tty && !p->o->quiet && !p->o->verbose) {
-        int width = 30, filled = total ? done * width / total : width;
-        fprintf(stderr, "\r[%.*s%*s] %d/%d", filled, "##############################", width - filled, "", done, total);
-        if (done == total) fputs("\r\033[K", stderr);
-        fflush(stderr);
+    if (p->tty && !o->quiet && !o->dry_run) {
+        if (done == total) clear_line(p);
+        else draw_line(p, done, total);
     }
 }
+
+/* ------------------------------------------------------------ the table */
 
 /* The share of the machine's peak a stage reached: transfers against the
  * pinned bus rates, kernels against the device copy, measured at the start
@@ -66,12 +148,22 @@ static void peak_share(const ts_batch_result *r, const ts_stage_stat *st, char *
     if (peak > 0) snprintf(buf, n, "%5.1f%% %s", 100 * gbps / peak, of);
 }
 
+/* GB/s of a stage; "-" where it moved no bytes or took no time (a rate of
+ * 0.00 there would read as a measurement). */
+static const char *stage_rate(const ts_stage_stat *st, char *buf, size_t n)
+{
+    if (st->bytes == 0 || st->busy_s <= 0) return "-";
+    double gbps = (double)st->bytes / 1e9 / st->busy_s;
+    snprintf(buf, n, gbps < 0.01 ? "%.4f" : "%.2f", gbps);
+    return buf;
+}
+
 static void print_table(const ts_batch_result *r, const ts_trace *t)
 {
     ts_stage_stat st[64];
     int n = ts_trace_summary(t, st, 64);
     double busy = 0;
-    char share[40];
+    char share[40], gbps[32];
     if (r->peak.d2d_gbps > 0)
         printf("measured now: pinned H2D %.1f GB/s, D2H %.1f GB/s, device copy %.0f GB/s\n", r->peak.h2d_gbps,
                r->peak.d2h_gbps, r->peak.d2d_gbps);
@@ -79,15 +171,113 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
     for (int i = 0; i < n; i++) {
         busy += st[i].busy_s;
         peak_share(r, &st[i], share, sizeof share);
-        printf("%-18s %7d %11.3f %11.1f %9.2f%s%s\n", st[i].stage, st[i].count, st[i].busy_s * 1e3,
-               (double)st[i].bytes / 1e6, st[i].busy_s > 0 ? (double)st[i].bytes / 1e9 / st[i].busy_s : 0.0,
-               share[0] ? "  " : "", share);
+        printf("%-18s %7d %11.3f %11.1f %9s%s%s\n", st[i].stage, st[i].count, st[i].busy_s * 1e3,
+               (double)st[i].bytes / 1e6, stage_rate(&st[i], gbps, sizeof gbps), share[0] ? "  " : "", share);
     }
     double span = ts_trace_span(t);
-    printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s, "
-           "overlap efficiency %.2f\n",
-           r->n_images, r->n_ok, r->n_failed, r->n_skipped, r->wall_s, r->wall_s > 0 ? r->n_ok / r->wall_s : 0,
-           r->wall_s > 0 ? (double)r->pixels_in / 1e6 / r->wall_s : 0, span > 0 ? busy / span : 0);
+    printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s\n", r->n_images, r->n_ok,
+           r->n_failed, r->n_skipped, r->wall_s, r->wall_s > 0 ? r->n_ok / r->wall_s : 0,
+           r->wall_s > 0 ? (double)r->pixels_in / 1e6 / r->wall_s : 0);
+    if (span > 0)
+        printf("overlap efficiency %.2f: the stages' busy time added up (%.3f s) over the time from the first "
+               "stage's start to the last one's end (%.3f s); above 1 means stages ran at the same time\n",
+               busy / span, busy, span);
+}
+
+/* ------------------------------------------------------------ checks */
+
+/* A file the run will write at the end (--report, --trace, --timeline):
+ * check now, before any image is decoded, that it can be. */
+static int check_writable_file(const char *option, const char *path)
+{
+    struct stat sb;
+    char dir[4096];
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "tilestream run: %s %s: is a folder\n", option, path);
+        return 0;
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    /* written to a temporary beside it and renamed: the folder must be writable */
+    errno = 0;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "tilestream run: %s %s: cannot write in %s: %s\n", option, path, dir,
+                errno ? strerror(errno) : "not a folder");
+        return 0;
+    }
+    return 1;
+}
+
+static int check_outputs(const cli_opts *o)
+{
+    return (!o->report || check_writable_file("--report", o->report)) &&
+           (!o->trace || check_writable_file("--trace", o->trace)) &&
+           (!o->timeline || check_writable_file("--timeline", o->timeline));
+}
+
+static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
+{
+    memset(bo, 0, sizeof *bo);
+    bo->inputs = o->inputs;
+    bo->n_inputs = o->n_inputs;
+    bo->outdir = o->outdir;
+    bo->chain_text = o->ops ? o->ops : "";
+    bo->device = o->device;
+    bo->path = o->path;
+    bo->streams = o->streams;
+    bo->tile_w = o->tile_w;
+    bo->tile_h = o->tile_h;
+    bo->jobs = o->jobs;
+    bo->format = o->format;
+    bo->quality = o->quality;
+    bo->png_level = o->png_level;
+    bo->skip_existing = o->skip_existing;
+    bo->overwrite = o->replace_input;
+    bo->dry_run = o->dry_run;
+    bo->keep_orientation = o->keep_orientation;
+    bo->max_pixels = o->max_pixels;
+    bo->accept_damaged = o->accept_damaged;
+    bo->name_template = o->name_template;
+    bo->shard.count = 1;
+}
+
+/* Write --report, --trace and --timeline; 0 when one failed (each named). */
+static int write_reports(const cli_opts *o, const ts_batch_opts *bo, const ts_batch_result *r, const ts_trace *trace)
+{
+    ts_err werr = { 0 };
+    int ok = 1;
+    if (o->dry_run || r->n_images == 0) return 1;
+    if (o->report && ts_report_write(o->report, r, trace, bo, o->argc, o->argv, &werr) != TS_OK)
+        fprintf(stderr, "tilestream: %s\n", werr.msg), ok = 0;
+    if (o->trace && ts_trace_write_chrome(trace, o->trace, &werr) != TS_OK)
+        fprintf(stderr, "tilestream: %s\n", werr.msg), ok = 0;
+    if (o->timeline && ts_trace_write_svg(trace, o->timeline, &werr) != TS_OK)
+        fprintf(stderr, "tilestream: %s\n", werr.msg), ok = 0;
+    return ok;
+}
+
+static int run_batch(cli_opts *o, ts_batch_opts *bo, progress *p, ts_trace *trace)
+{
+    ts_batch_result r;
+    ts_err err = { 0 };
+    ts_status st = ts_batch_run(bo, &r, &err);
+    clear_line(p);
+    int fatal = st != TS_OK && (r.n_images == 0 || st == TS_E_DEVICE);
+    if (r.n_images > 0 && !o->quiet && !o->dry_run) {
+        printf("device: %s (%s)\n", r.device, r.device_note);
+        print_table(&r, trace);
+    }
+    if (!write_reports(o, bo, &r, trace)) fatal = 1;
+    if (p->lines_failed) fprintf(stderr, "tilestream: --report-lines %s: cannot write\n", o->report_lines), fatal = 1;
+    if (st != TS_OK) fprintf(stderr, "tilestream: %s\n", err.msg);
+    int failed = r.n_failed;
+    ts_batch_result_free(&r);
+    if (st == TS_E_INTERRUPTED) return EXIT_INTERRUPTED;
+    if (fatal) return EXIT_USAGE;
+    return failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
 }
 
 int cmd_run(cli_opts *o)
@@ -100,59 +290,40 @@ int cmd_run(cli_opts *o)
         fprintf(stderr, "tilestream run: no output folder: give -o OUTDIR\n");
         return EXIT_USAGE;
     }
+    ts_batch_opts bo;
+    fill_batch_opts(o, &bo);
+    ts_err err = { 0 };
+    if (o->shard && ts_shard_parse(o->shard, &bo.shard, NULL, &err) != TS_OK) {
+        fprintf(stderr, "tilestream run: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    if (!check_outputs(o)) return EXIT_USAGE;
+    progress p = { .o = o, .tty = isatty(2), .t0 = ts_now() };
+    if (o->report_lines && !o->dry_run && !(p.lines = fopen(o->report_lines, "w"))) {
+        fprintf(stderr, "tilestream run: --report-lines %s: %s\n", o->report_lines, strerror(errno));
+        return EXIT_USAGE;
+    }
     ts_trace *trace = ts_trace_create();
     if (!trace) {
         fprintf(stderr, "tilestream run: out of memory\n");
+        if (p.lines) fclose(p.lines);
         return EXIT_USAGE;
     }
-    progress p = { o, isatty(2) };
-    ts_batch_opts bo;
-    memset(&bo, 0, sizeof bo);
-    bo.inputs = o->inputs;
-    bo.n_inputs = o->n_inputs;
-    bo.outdir = o->outdir;
-    bo.chain_text = o->ops ? o->ops : "";
-    bo.device = o->device;
-    bo.path = o->path;
-    bo.streams = o->streams;
-    bo.tile_w = o->tile_w;
-    bo.tile_h = o->tile_h;
-    bo.jobs = o->jobs;
-    bo.format = o->format;
-    bo.quality = o->quality;
-    bo.png_level = o->png_level;
-    bo.skip_existing = o->skip_existing;
-    bo.overwrite = o->overwrite;
-    bo.dry_run = o->dry_run;
-    bo.keep_orientation = o->keep_orientation;
-    bo.max_pixels = o->max_pixels;
-    bo.accept_damaged = o->accept_damaged;
+    if (bo.shard.count > 1 && !o->quiet)
+        fprintf(stderr, "tilestream: shard %d of %d (%s)\n", bo.shard.index, bo.shard.count, bo.shard.source);
     bo.trace = trace;
     bo.stop = &interrupted;
     bo.on_image = on_image;
+    bo.on_start = on_start;
+    bo.on_image_begin = on_image_begin;
     bo.ctx = &p;
     signal(SIGINT, on_sigint);
     signal(SIGTERM, on_sigint);
-
-    ts_batch_result r;
-    ts_err err = { 0 };
-    ts_status st = ts_batch_run(&bo, &r, &err);
-    int fatal = st != TS_OK && (r.n_images == 0 || st == TS_E_DEVICE || st == TS_E_INTERRUPTED);
-    if (r.n_images > 0 && !o->quiet && !o->dry_run) {
-        printf("device: %s (%s)\n", r.device, r.device_note);
-        print_table(&r, trace);
+    int rc = run_batch(o, &bo, &p, trace);
+    if (p.lines && fclose(p.lines) != 0 && rc != EXIT_INTERRUPTED) {
+        fprintf(stderr, "tilestream: --report-lines %s: cannot write\n", o->report_lines);
+        rc = EXIT_USAGE;
     }
-    ts_err werr = { 0 };
-    if (o->report && r.n_images > 0 && ts_report_write(o->report, &r, trace, bo.chain_text, &werr) != TS_OK)
-        fprintf(stderr, "tilestream: %s\n", werr.msg), fatal = 1;
-    if (o->trace && r.n_images > 0 && ts_trace_write_chrome(trace, o->trace, &werr) != TS_OK)
-        fprintf(stderr, "tilestream: %s\n", werr.msg), fatal = 1;
-    if (o->timeline && r.n_images > 0 && ts_trace_write_svg(trace, o->timeline, &werr) != TS_OK)
-        fprintf(stderr, "tilestream: %s\n", werr.msg), fatal = 1;
-    if (st != TS_OK) fprintf(stderr, "tilestream: %s\n", err.msg);
-    int failed = r.n_failed;
-    ts_batch_result_free(&r);
     ts_trace_free(trace);
-    if (fatal) return EXIT_USAGE;
-    return failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+    return rc;
 }

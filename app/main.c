@@ -1,7 +1,6 @@
 /* main.c - `tilestream`: command dispatch, option parsing, help. */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +16,20 @@ static const char *const USAGE_ALL =
     "  tilestream ops                               list ops and their parameters\n"
     "\n"
     "`tilestream COMMAND --help` shows a command's options. Exit codes: 0 all done,\n"
-    "1 some inputs failed (each named with its reason), 2 usage or fatal error.\n";
+    "1 some inputs failed (each named with its reason), 2 usage or fatal error, 130 interrupted.\n";
 
 static const char *const USAGE_RUN =
     "usage: tilestream run [opts] INPUT... -o OUTDIR\n"
     "Process PNG and JPEG files and folders (walked recursively; the output mirrors the tree).\n"
+    "Values go as `--opt value` or `--opt=value`; short flags bundle (-qv); `--` ends the options.\n"
     "  --ops CHAIN          op chain, e.g. \"matrix=sepia,gauss=sigma=1.5,rot90\" (see `tilestream ops`)\n"
-    "  -o, --out DIR        output folder (created if missing)\n"
+    "  -o, --out DIR        output folder (created if missing; never walked as an input)\n"
+    "  --name TEMPLATE      output path below DIR from {dir} {stem} {ext} {n} {n:W}\n"
+    "                       (default {dir}/{stem}.{ext}: the input tree)\n"
+    "  --files-from FILE    also take the inputs listed in FILE, one a line (- = stdin)\n"
+    "  -0, --null           the --files-from list is NUL-separated (find -print0)\n"
+    "  --shard K/N          only the K-th of N shares of the sorted inputs (0 <= K < N);\n"
+    "                       auto or auto/N: from Slurm, Open MPI, PMI or a Kubernetes indexed Job\n"
     "  --device D           auto (GPU when present, default) | gpu | cpu\n"
     "  --path P             sampling ops on the GPU: global (default) | texture\n"
     "  --streams N          CUDA streams (default 3)\n"
@@ -32,17 +38,22 @@ static const char *const USAGE_RUN =
     "  --format F           same (default) | png | jpg | bmp | tga | hdr\n"
     "  --quality Q          JPEG quality 1..100 (default 90)\n"
     "  --png-level L        PNG zlib level 0..9 (default 3)\n"
-    "  --skip-existing      leave outputs that already exist\n"
-    "  --overwrite          allow an output to replace its own input\n"
-    "  --dry-run            list what would be done\n"
+    "  -n, --skip-existing  leave outputs that already exist (also --no-clobber)\n"
+    "  -y, --yes            replace outputs that already exist (the default; undoes -n)\n"
+    "  --replace-input      allow an output to replace its own input (old name: --overwrite)\n"
+    "  --dry-run            print every planned output and every refusal; write nothing\n"
     "  --keep-orientation   do not apply the EXIF orientation\n"
     "  --max-pixels N       refuse larger images (default 1073741824)\n"
     "  --accept-damaged     decode corrupt or truncated JPEGs as far as possible (default: refuse)\n"
-    "  --report FILE.json   per-image and per-stage figures\n"
+    "  --report FILE.json   the run as JSON: options, device, stages, every image (docs/REPORT.md)\n"
+    "  --report-lines FILE  one JSON line per image as it finishes\n"
     "  --trace FILE.json    Chrome trace (Perfetto, chrome://tracing): one lane per stream and worker\n"
     "  --timeline FILE.svg  the same timeline as a picture\n"
     "  -q, --quiet          only errors\n"
-    "  -v, --verbose        a line per image\n";
+    "  -v, --verbose        a line per image, skipped ones too\n"
+    "Exit codes: 0 all done; 1 some inputs failed or were refused (each named); 2 usage or fatal\n"
+    "error, found before any image is read where it can be; 130 interrupted (Ctrl-C), after the\n"
+    "images in flight are finished.\n";
 
 static const char *const USAGE_COMPARE =
     "usage: tilestream compare [opts] INPUT...\n"
@@ -90,128 +101,15 @@ void cli_print_line(void *ctx, const char *line)
     puts(line);
 }
 
-/* ------------------------------------------------------------ options */
+static const char *const COMMANDS[] = { "run", "compare", "bench", "info", "ops" };
 
-static int bad_usage(const char *command, const char *fmt, const char *arg)
+static int unknown_command(const char *cmd)
 {
-    fprintf(stderr, "tilestream %s: ", command);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see `tilestream %s --help`)\n", command);
+    const char *near = cli_nearest(cmd, COMMANDS, 5);
+    fprintf(stderr, "tilestream: unknown command '%s'", cmd);
+    if (near) fprintf(stderr, "; did you mean '%s'?", near);
+    fprintf(stderr, "\n(commands: run, compare, bench, info, ops; see `tilestream --help`)\n");
     return EXIT_USAGE;
-}
-
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_size(const char *s, int *w, int *h)
-{
-    char *end;
-    long a = strtol(s, &end, 10);
-    if (end == s || (*end != 'x' && *end != 'X')) return 0;
-    char *end2;
-    long b = strtol(end + 1, &end2, 10);
-    if (end2 == end + 1 || *end2 || a < 1 || b < 1 || a > 1 << 20 || b > 1 << 20) return 0;
-    *w = (int)a;
-    *h = (int)b;
-    return 1;
-}
-
-int cli_parse(int argc, char **argv, int first, const char *command, cli_opts *o, int *help)
-{
-    memset(o, 0, sizeof *o);
-    o->png_level = -1;
-    o->inputs = calloc((size_t)argc + 1, sizeof(char *));
-    if (!o->inputs) return EXIT_USAGE;
-    *help = 0;
-    for (int i = first; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long n;
-#define NEED_VALUE() do { if (!v) return bad_usage(command, "%s needs a value", a); i++; } while (0)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { *help = 1; return 0; }
-        else if (!strcmp(a, "--ops")) { NEED_VALUE(); o->ops = v; }
-        else if (!strcmp(a, "-o") || !strcmp(a, "--out")) { NEED_VALUE(); o->outdir = v; }
-        else if (!strcmp(a, "--device")) {
-            NEED_VALUE();
-            if (!strcmp(v, "auto")) o->device = TS_DEVICE_AUTO;
-            else if (!strcmp(v, "gpu")) o->device = TS_DEVICE_GPU;
-            else if (!strcmp(v, "cpu")) o->device = TS_DEVICE_CPU;
-            else return bad_usage(command, "--device is auto, gpu or cpu, not '%s'", v);
-        } else if (!strcmp(a, "--path")) {
-            NEED_VALUE();
-            if (!strcmp(v, "global")) o->path = TS_PATH_GLOBAL;
-            else if (!strcmp(v, "texture")) o->path = TS_PATH_TEXTURE;
-            else return bad_usage(command, "--path is global or texture, not '%s'", v);
-        } else if (!strcmp(a, "--streams")) {
-            NEED_VALUE();
-            if (!parse_int(v, 1, 16, &n)) return bad_usage(command, "--streams wants 1..16, not '%s'", v);
-            o->streams = (int)n;
-        } else if (!strcmp(a, "--tile")) {
-            NEED_VALUE();
-            if (!parse_size(v, &o->tile_w, &o->tile_h)) return bad_usage(command, "--tile wants WxH, not '%s'", v);
-        } else if (!strcmp(a, "--size")) {
-            NEED_VALUE();
-            if (!parse_size(v, &o->bench_w, &o->bench_h)) return bad_usage(command, "--size wants WxH, not '%s'", v);
-        } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
-            NEED_VALUE();
-            if (!parse_int(v, 1, 256, &n)) return bad_usage(command, "--jobs wants 1..256, not '%s'", v);
-            o->jobs = (int)n;
-        } else if (!strcmp(a, "--format")) {
-            NEED_VALUE();
-            if (!strcmp(v, "same")) o->format = TS_FMT_UNKNOWN;
-            else if ((o->format = ts_format_from_name(v)) == TS_FMT_UNKNOWN)
-                return bad_usage(command, "--format is same, png, jpg, bmp, tga or hdr, not '%s'", v);
-        } else if (!strcmp(a, "--quality")) {
-            NEED_VALUE();
-            if (!parse_int(v, 1, 100, &n)) return bad_usage(command, "--quality wants 1..100, not '%s'", v);
-            o->quality = (int)n;
-        } else if (!strcmp(a, "--png-level")) {
-            NEED_VALUE();
-            if (!parse_int(v, 0, 9, &n)) return bad_usage(command, "--png-level wants 0..9, not '%s'", v);
-            o->png_level = (int)n;
-        } else if (!strcmp(a, "--reps")) {
-            NEED_VALUE();
-            if (!parse_int(v, 1, 100000, &n)) return bad_usage(command, "--reps wants a positive number, not '%s'", v);
-            o->reps = (int)n;
-        } else if (!strcmp(a, "--max-pixels")) {
-            NEED_VALUE();
-            char *end;
-            unsigned long long mp = strtoull(v, &end, 10);
-            if (end == v || *end || mp == 0) return bad_usage(command, "--max-pixels wants a positive number, not '%s'", v);
-            o->max_pixels = mp;
-        } else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
-        else if (!strcmp(a, "--overwrite")) o->overwrite = 1;
-        else if (!strcmp(a, "--dry-run")) o->dry_run = 1;
-        else if (!strcmp(a, "--keep-orientation")) o->keep_orientation = 1;
-        else if (!strcmp(a, "--accept-damaged")) o->accept_damaged = 1;
-        else if (!strcmp(a, "--report")) { NEED_VALUE(); o->report = v; }
-        else if (!strcmp(a, "--trace")) { NEED_VALUE(); o->trace = v; }
-        else if (!strcmp(a, "--timeline")) { NEED_VALUE(); o->timeline = v; }
-        else if (!strcmp(a, "--json")) { NEED_VALUE(); o->json = v; }
-        else if (!strcmp(a, "--diff-out")) { NEED_VALUE(); o->diff_out = v; }
-        else if (!strcmp(a, "--html")) { NEED_VALUE(); o->html = v; }
-        else if (!strcmp(a, "--only")) { NEED_VALUE(); o->only = v; }
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
-        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = 1;
-        else if (!strcmp(a, "--version")) { printf("tilestream %s\n", TS_VERSION_STRING); exit(0); }
-        else if (a[0] == '-' && a[1] != '\0') return bad_usage(command, "unknown option '%s'", a);
-        else o->inputs[o->n_inputs++] = a;
-#undef NEED_VALUE
-    }
-    return 0;
-}
-
-static void print_line(void *ctx, const char *line)
-{
-    (void)ctx;
-    printf("%s\n", line);
 }
 
 int main(int argc, char **argv)
@@ -226,22 +124,19 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        ts_build_info(print_line, NULL);
+        ts_build_info(cli_print_line, NULL);
         return 0;
     }
-    static const struct { const char *name; int (*fn)(cli_opts *); } commands[] = {
-        { "run", cmd_run }, { "compare", cmd_compare }, { "bench", cmd_bench },
-        { "info", cmd_info }, { "ops", cmd_ops },
-    };
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(cmd, commands[i].name)) continue;
+    static int (*const run_command[])(cli_opts *) = { cmd_run, cmd_compare, cmd_bench, cmd_info, cmd_ops };
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+        if (strcmp(cmd, COMMANDS[i])) continue;
         cli_opts o;
         int help = 0, rc = cli_parse(argc, argv, 2, cmd, &o, &help);
-        if (rc == 0 && help) cli_usage(cmd);
-        else if (rc == 0) rc = commands[i].fn(&o);
+        if (rc == 0 && help == 1) cli_usage(cmd);
+        else if (rc == 0 && help == 0) rc = run_command[i](&o);
         free(o.inputs);
+        free(o.files_buf);
         return rc;
     }
-    fprintf(stderr, "tilestream: unknown command '%s' (run, compare, bench, info, ops; see --help)\n", cmd);
-    return EXIT_USAGE;
+    return unknown_command(cmd);
 }

@@ -87,6 +87,7 @@ void ts_image_free(ts_image *img)
     free(img->icc);
     free(img->exif);
     free(img->xmp);
+    free(img->text);
     memset(img, 0, sizeof *img);
 }
 
@@ -107,9 +108,10 @@ ts_status ts_image_copy_metadata(ts_image *dst, const ts_image *src, ts_err *err
 {
     if (!copy_blob(&dst->icc, &dst->icc_len, src->icc, src->icc_len) ||
         !copy_blob(&dst->exif, &dst->exif_len, src->exif, src->exif_len) ||
-        !copy_blob(&dst->xmp, &dst->xmp_len, src->xmp, src->xmp_len))
+        !copy_blob(&dst->xmp, &dst->xmp_len, src->xmp, src->xmp_len) ||
+        !copy_blob(&dst->text, &dst->text_len, src->text, src->text_len))
         return ts_err_set(err, TS_E_NOMEM, "cannot allocate %zu bytes of metadata",
-                          src->icc_len + src->exif_len + src->xmp_len);
+                          src->icc_len + src->exif_len + src->xmp_len + src->text_len);
     return TS_OK;
 }
 

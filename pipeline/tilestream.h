@@ -49,6 +49,8 @@ typedef struct ts_image {
     size_t exif_len;
     unsigned char *xmp; /* XMP packet (malloc'd) or NULL */
     size_t xmp_len;
+    unsigned char *text;/* a PNG input's text chunks, packed (pipeline/codec/png_text.c; malloc'd) or NULL */
+    size_t text_len;
 } ts_image;
 
 /* Bytes of one pixel (ts_type_max, in ts_base.h, gives the largest value). */
@@ -61,7 +63,7 @@ ts_status ts_image_alloc(ts_image *img, int w, int h, int c, ts_type t,
 void ts_image_free(ts_image *img);
 /* Copy pixels, orientation and metadata into a fresh malloc'd image. */
 ts_status ts_image_clone(ts_image *dst, const ts_image *src, ts_err *err);
-/* Give dst copies of src's ICC profile, EXIF and XMP where dst has none
+/* Give dst copies of src's ICC profile, EXIF, XMP and text where dst has none
  * (an output made from src); orientation is left alone. */
 ts_status ts_image_copy_metadata(ts_image *dst, const ts_image *src, ts_err *err);
 
@@ -314,6 +316,7 @@ typedef struct ts_image_result {
     uint64_t in_bytes, out_bytes;  /* file sizes */
 } ts_image_result;
 
+struct ts_batch_result;
 typedef struct ts_batch_opts {
     const char *const *inputs;
     int n_inputs;
@@ -333,9 +336,17 @@ typedef struct ts_batch_opts {
     int accept_damaged;       /* as ts_load_opts.accept_damaged */
     ts_trace *trace;          /* stage events (may be NULL) */
     volatile int *stop;       /* becomes non-zero: stop cleanly (Ctrl-C) */
-    /* called once per image as it finishes (from a worker thread, one at a time) */
+    /* called once per image as it finishes (from a worker thread, one at a time);
+       images refused or skipped while planning come first, before any work */
     void (*on_image)(void *ctx, const ts_image_result *r, int done, int total);
     void *ctx;
+    const char *name_template; /* output names below outdir (ts_outname_make); NULL = the input tree */
+    ts_shard shard;           /* count 0 or 1 = every input */
+    /* called once, after the checks and before any image is read: r holds
+       the device, its note and n_images (may be NULL) */
+    void (*on_start)(void *ctx, const struct ts_batch_result *r);
+    /* called as an image is taken up, before it is decoded (one at a time; may be NULL) */
+    void (*on_image_begin)(void *ctx, const ts_image_result *r, int done, int total);
 } ts_batch_opts;
 
 typedef struct ts_batch_result {
@@ -354,9 +365,28 @@ typedef struct ts_batch_result {
 ts_status ts_batch_run(const ts_batch_opts *opts, ts_batch_result *r, ts_err *err);
 void ts_batch_result_free(ts_batch_result *r);
 
-/* (pipeline/report/report.c) --report: JSON with per-image and per-stage figures. */
+/* (pipeline/report/report.c) --report: JSON with the options, the device and the
+ * per-stage and per-image figures (docs/REPORT.md); argv (argc words, may
+ * be NULL) is recorded as the command line. */
 ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_trace *t,
-                          const char *chain_text, ts_err *err);
+                          const ts_batch_opts *o, int argc, char *const *argv, ts_err *err);
+/* One image as a one-line JSON object (no newline; malloc'd, NULL when out
+ * of memory): the lines of --report-lines, the entries of "files". */
+char *ts_report_image_json(const ts_image_result *im);
+
+/* (pipeline/batch/outname.c) Output names. The template's fields: {dir} the
+ * input's folder in the default layout (below outdir, "" for a file given
+ * by name), {stem} its name without the extension, {ext} the output
+ * format's extension without the dot, {n} the input's number (from 1) in
+ * the sorted input list, {n:W} the same padded with zeros to W digits.
+ * The default layout is "{dir}/{stem}.{ext}". */
+ts_status ts_outname_check(const char *tmpl, ts_err *err);
+/* rel: the input's path in the default layout ("photos/a.jpg"). Writes the
+ * path below outdir, without a leading '/', empty components removed. */
+ts_status ts_outname_make(const char *tmpl, const char *rel, ts_format f, int n, char *out, size_t n_out,
+                          ts_err *err);
+/* 1 when this build can write format f (BMP, TGA and HDR need stb_image_write). */
+int ts_format_can_write(ts_format f);
 
 #ifdef __cplusplus
 }

@@ -56,9 +56,28 @@ static ts_status add_file(file_list *l, const char *in, const char *out, ts_err 
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* Folders the walk leaves out: OUTDIR, and OUTDIR/<input folder's name>
+ * where that input's outputs go. */
+typedef struct skip_dirs { struct stat dir[2]; int n; } skip_dirs;
+
+static int is_skipped(const skip_dirs *skip, const struct stat *sb)
+{
+    for (int i = 0; i < skip->n; i++)
+        if (skip->dir[i].st_dev == sb->st_dev && skip->dir[i].st_ino == sb->st_ino) return 1;
+    return 0;
+}
+
+static void skip_add(skip_dirs *skip, const char *path)
+{
+    if (skip->n < 2 && stat(path, &skip->dir[skip->n]) == 0 && S_ISDIR(skip->dir[skip->n].st_mode)) skip->n++;
+}
+
 /* Walk dir recursively; rel is the path below the input folder, which the
- * output mirrors. Entries are sorted so runs are repeatable. */
-static ts_status walk(file_list *l, const char *dir, const char *outdir, const char *rel, int depth, ts_err *err)
+ * output mirrors. Entries are sorted so runs are repeatable. The output
+ * folder (skip) is left out, so `run in -o in/out` never takes its own
+ * outputs as inputs on the next run. */
+static ts_status walk(file_list *l, const char *dir, const char *outdir, const char *rel, int depth,
+                      const skip_dirs *skip, ts_err *err)
 {
     if (depth > 64) return ts_err_set(err, TS_E_IO, "%s: folders nested too deeply (a link loop?)", dir);
     DIR *d = opendir(dir);
@@ -90,7 +109,7 @@ static ts_status walk(file_list *l, const char *dir, const char *outdir, const c
             break;
         }
         if (stat(path, &sb) != 0) continue;
-        if (S_ISDIR(sb.st_mode)) st = walk(l, path, outdir, sub, depth + 1, err);
+        if (S_ISDIR(sb.st_mode) && !is_skipped(skip, &sb)) st = walk(l, path, outdir, sub, depth + 1, skip, err);
         else if (S_ISREG(sb.st_mode) && has_image_extension(names[i])) st = add_file(l, path, out, err);
     }
     for (int i = 0; i < n; i++) free(names[i]);
@@ -124,7 +143,10 @@ static ts_status collect_inputs(const ts_batch_opts *o, file_list *l, ts_err *er
                         ? snprintf(outdir, sizeof outdir, "%s", o->outdir)
                         : snprintf(outdir, sizeof outdir, "%s/%s", o->outdir, base);
             if (n >= (int)sizeof outdir) return ts_err_set(err, TS_E_IO, "%s: output path too long", in);
-            ts_status st = walk(l, trimmed, outdir, "", 0, err);
+            skip_dirs skip = { .n = 0 };
+            skip_add(&skip, o->outdir);
+            skip_add(&skip, outdir);
+            ts_status st = walk(l, trimmed, outdir, "", 0, &skip, err);
             if (st != TS_OK) return st;
         } else {
             char out[PATH_MAX];
@@ -134,6 +156,72 @@ static ts_status collect_inputs(const ts_batch_opts *o, file_list *l, ts_err *er
             if (st != TS_OK) return st;
         }
     }
+    return TS_OK;
+}
+
+/* Number the inputs by their place in the list sorted by path (what {n}
+ * and --shard go by, so every process of a sharded run agrees), then keep
+ * the shard's share, in the order the inputs were given. */
+static const file_list *sort_list;
+static int by_input(const void *a, const void *b)
+{
+    return strcmp(sort_list->in[*(const int *)a], sort_list->in[*(const int *)b]);
+}
+
+static ts_status number_and_shard(file_list *l, const ts_shard *shard, int **numbers, ts_err *err)
+{
+    int *order = malloc(sizeof(int) * (size_t)(l->n + 1)), *num = malloc(sizeof(int) * (size_t)(l->n + 1));
+    if (!order || !num) { free(order); free(num); return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs"); }
+    for (int i = 0; i < l->n; i++) order[i] = i;
+    sort_list = l;  /* qsort has no context argument; inputs are listed on one thread */
+    qsort(order, (size_t)l->n, sizeof *order, by_input);
+    for (int rank = 0; rank < l->n; rank++) num[order[rank]] = rank + 1;
+    int kept = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (!ts_shard_takes(shard, (size_t)(num[i] - 1))) { free(l->in[i]); free(l->out[i]); continue; }
+        l->in[kept] = l->in[i];
+        l->out[kept] = l->out[i];
+        num[kept++] = num[i];
+    }
+    l->n = kept;
+    free(order);
+    *numbers = num;
+    return TS_OK;
+}
+
+/* The cheap checks, before anything is decoded: the output format can be
+ * written by this build, the name template is sound, and the output folder
+ * is (or can be made) a writable folder. Nothing is created here. */
+static ts_status check_before_work(const ts_batch_opts *o, ts_err *err)
+{
+    if (o->format != TS_FMT_UNKNOWN && !ts_format_can_write(o->format))
+        return ts_err_set(err, TS_E_FORMAT, "--format %s: this build cannot write it (built without stb_image_write)",
+                          ts_format_name(o->format));
+    ts_err name_err;
+    if (o->name_template && ts_outname_check(o->name_template, &name_err) != TS_OK)
+        return ts_err_set(err, name_err.status, "%s", name_err.msg);
+    char dir[PATH_MAX];
+    struct stat sb;
+    if (snprintf(dir, sizeof dir, "%s", o->outdir) >= (int)sizeof dir)
+        return ts_err_set(err, TS_E_IO, "%s: path too long", o->outdir);
+    /* the nearest folder that exists must be a writable folder */
+    while (stat(dir, &sb) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR) return ts_err_set(err, TS_E_IO, "%s: %s", dir, strerror(errno));
+        size_t len = strlen(dir);
+        while (len > 1 && dir[len - 1] == '/') dir[--len] = '\0';
+        char *slash = strrchr(dir, '/');
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else if (slash == dir) dir[1] = '\0';
+        else *slash = '\0';
+    }
+    int is_outdir = !strcmp(dir, o->outdir);
+    if (!S_ISDIR(sb.st_mode))
+        return is_outdir ? ts_err_set(err, TS_E_IO, "%s: the output folder is not a folder", dir)
+                         : ts_err_set(err, TS_E_IO, "%s: cannot make the output folder %s: not a folder", dir, o->outdir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return is_outdir ? ts_err_set(err, TS_E_IO, "%s: cannot write in the output folder: %s", dir, strerror(errno))
+                         : ts_err_set(err, TS_E_IO, "%s: cannot make the output folder %s there: %s", dir, o->outdir,
+                                      strerror(errno));
     return TS_OK;
 }
 
@@ -331,6 +419,8 @@ static int next_work(batch *b, int *is_encode)
         if (!stopping(b) && b->next_decode < b->r->n_images && b->in_memory < b->max_in_memory) {
             *is_encode = 0;
             b->in_memory++;
+            if (b->o->on_image_begin)
+                b->o->on_image_begin(b->o->ctx, &b->r->images[b->next_decode], b->done, b->r->n_images);
             return b->next_decode++;
         }
         if (stopping(b) && b->next_decode < b->r->n_images) {
@@ -497,9 +587,64 @@ static void batch_cleanup(batch *b)
     pthread_cond_destroy(&b->changed);
 }
 
-/* Plan the outputs: formats, names, skip/refuse rules. Returns the number
- * of images that need work. */
-static int plan_outputs(batch *b, file_list *l)
+/* The output's path: the input tree below outdir, or --name's template. */
+static char *output_name(const ts_batch_opts *o, const char *default_out, ts_format f, int number, ts_err *e)
+{
+    if (!o->name_template) {
+        char *s = with_extension(default_out, f);
+        if (!s) ts_err_set(e, TS_E_NOMEM, "out of memory");
+        return s;
+    }
+    char name[PATH_MAX], *s;
+    const char *rel = default_out + strlen(o->outdir) + 1; /* collect_inputs made it outdir/rel */
+    if (ts_outname_make(o->name_template, rel, f, number, name, sizeof name, e) != TS_OK) return NULL;
+    size_t n = strlen(o->outdir) + strlen(name) + 2;
+    if ((s = malloc(n)) == NULL) { ts_err_set(e, TS_E_NOMEM, "out of memory"); return NULL; }
+    snprintf(s, n, "%s/%s", o->outdir, name);
+    ts_format named = ts_format_from_path(s);
+    if (named != TS_FMT_UNKNOWN && named != f) {
+        ts_err_set(e, TS_E_ARG, "--name gives %s, a .%s name for %s data (use {ext} or --format %s)", s,
+                   ts_format_name(named), ts_format_name(f), ts_format_name(named));
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static const ts_batch_result *sort_result;
+static int by_output(const void *a, const void *b)
+{
+    int c = strcmp(sort_result->images[*(const int *)a].output, sort_result->images[*(const int *)b].output);
+    return c ? c : *(const int *)a - *(const int *)b;
+}
+
+/* Two inputs that would write the same output (a --name without {dir} or
+ * {n}, or a.png and a.jpg with --format jpg): the first in the list keeps
+ * it, the others are refused, each named. */
+static void refuse_duplicate_outputs(batch *b)
+{
+    int n = 0, *order = malloc(sizeof(int) * (size_t)(b->r->n_images + 1));
+    if (!order) return;
+    for (int i = 0; i < b->r->n_images; i++)
+        if (b->jobs[i].state != ST_DONE) order[n++] = i;
+    sort_result = b->r;
+    qsort(order, (size_t)n, sizeof *order, by_output);
+    for (int k = 1; k < n; k++) {
+        ts_image_result *first = &b->r->images[order[k - 1]], *res = &b->r->images[order[k]];
+        if (strcmp(first->output, res->output)) continue;
+        ts_err e;
+        fail(b, order[k], ts_err_set(&e, TS_E_EXISTS, "%s: not processed: %s is also the output of %s", res->input,
+                                     res->output, first->input), &e);
+        b->jobs[order[k]].state = ST_DONE;
+        order[k] = order[k - 1];  /* compare the next with the one that keeps the name */
+    }
+    free(order);
+}
+
+/* Plan the outputs: formats, names, skip/refuse rules. Every image refused
+ * or skipped here is reported now, before any work. Returns the number of
+ * images that need work. */
+static int plan_outputs(batch *b, file_list *l, const int *numbers)
 {
     const ts_batch_opts *o = b->o;
     int work = 0;
@@ -510,29 +655,48 @@ static int plan_outputs(batch *b, file_list *l)
         res->input = l->in[i];
         ts_format in_fmt = ts_format_from_path(l->in[i]);
         j->out_format = o->format != TS_FMT_UNKNOWN ? o->format : in_fmt != TS_FMT_UNKNOWN ? in_fmt : TS_FMT_PNG;
-        res->output = with_extension(l->out[i], j->out_format);
+        ts_err e = { 0 };
+        res->output = output_name(o, l->out[i], j->out_format, numbers[i], &e);
         free(l->out[i]);
         l->in[i] = l->out[i] = NULL;
-        ts_err e;
         if (!res->output) {
-            fail(b, i, ts_err_set(&e, TS_E_NOMEM, "%s: out of memory", res->input), &e);
+            ts_err named;
+            fail(b, i, ts_err_set(&named, e.status, "%s: %s", res->input, e.msg), &named);
+            res->output = strdup("");
             j->state = ST_DONE;
         } else if (same_file(res->input, res->output) && !o->overwrite) {
-            fail(b, i, ts_err_set(&e, TS_E_EXISTS, "%s: the output would replace the input (use --overwrite)", res->input), &e);
+            fail(b, i, ts_err_set(&e, TS_E_EXISTS, "%s: the output would replace the input (use --replace-input)", res->input), &e);
             j->state = ST_DONE;
         } else if (o->skip_existing && file_size(res->output) > 0) {
             res->skipped = 1;
             j->state = ST_DONE;
-        } else {
-            work++;
-        }
-        if (j->state == ST_DONE) {
-            b->done++;
-            if (res->skipped) b->r->n_skipped++;
-            else b->r->n_failed++;
         }
     }
+    refuse_duplicate_outputs(b);
+    for (int i = 0; i < l->n; i++) {
+        ts_image_result *res = &b->r->images[i];
+        if (b->jobs[i].state != ST_DONE) { work++; continue; }
+        b->done++;
+        if (res->skipped) b->r->n_skipped++;
+        else b->r->n_failed++;
+        if (o->on_image) o->on_image(o->ctx, res, b->done, b->r->n_images);
+    }
     return work;
+}
+
+/* Every image succeeded (TS_OK), or the first failure's status. */
+static ts_status final_status(const ts_batch_opts *o, const batch *b, ts_err *err)
+{
+    const ts_batch_result *r = b->r;
+    if (b->fatal)
+        return ts_err_set(err, TS_E_DEVICE, "%s (completed %d of %d images)", b->fatal_err.msg, r->n_ok, r->n_images);
+    if (o->stop && *o->stop)
+        return ts_err_set(err, TS_E_INTERRUPTED, "interrupted after %d of %d images", r->n_ok, r->n_images);
+    for (int i = 0; r->n_failed > 0 && i < r->n_images; i++)
+        if (r->images[i].status != TS_OK && !r->images[i].skipped)
+            return ts_err_set(err, r->images[i].status, "%d of %d images %s; first: %s", r->n_failed, r->n_images,
+                              o->dry_run ? "would fail" : "failed", r->images[i].error);
+    return TS_OK;
 }
 
 ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
@@ -553,8 +717,14 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         if (st == TS_OK) st = ts_chain_prepend_orientation(b.chains[k], k, err);
     }
     if (st == TS_OK && !o->outdir) st = ts_err_set(err, TS_E_ARG, "no output folder (-o OUTDIR)");
+    if (st == TS_OK) st = check_before_work(o, err);
     if (st == TS_OK) st = collect_inputs(o, &l, err);
-    if (st == TS_OK && l.n == 0) st = ts_err_set(err, TS_E_ARG, "no PNG or JPEG files found in the inputs");
+    int *numbers = NULL;
+    if (st == TS_OK) st = number_and_shard(&l, &o->shard, &numbers, err);
+    if (st == TS_OK && l.n == 0)
+        st = o->shard.count > 1 ? ts_err_set(err, TS_E_ARG, "no PNG or JPEG files for shard %d of %d in the inputs",
+                                             o->shard.index, o->shard.count)
+                                : ts_err_set(err, TS_E_ARG, "no PNG or JPEG files found in the inputs");
     if (st == TS_OK) st = pick_device(o, r, &b.use_gpu, err);
     if (st == TS_OK) {
         r->n_images = l.n;
@@ -564,14 +734,16 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     }
     if (st != TS_OK) {
         for (int i = 0; i < l.n; i++) { free(l.in[i]); free(l.out[i]); }
-        free(l.in); free(l.out);
+        free(l.in); free(l.out); free(numbers);
         r->n_images = 0;
         batch_cleanup(&b);
         return st;
     }
-    int work = plan_outputs(&b, &l);
+    if (o->on_start) o->on_start(o->ctx, r);
+    int work = plan_outputs(&b, &l, numbers);
     free(l.in);
     free(l.out);
+    free(numbers);
 
     if (!o->dry_run && work > 0 && b.use_gpu) {
         ts_engine_opts eo = { o->streams, o->tile_w, o->tile_h, o->path, o->trace, 0 };
@@ -585,9 +757,10 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     if (o->dry_run) {
         for (int i = 0; i < r->n_images; i++)
             if (b.jobs[i].state != ST_DONE && o->on_image) o->on_image(o->ctx, &r->images[i], i + 1, r->n_images);
+        st = final_status(o, &b, err);
         batch_cleanup(&b);
         r->wall_s = ts_now() - t_start;
-        return TS_OK;
+        return st;
     }
 
     int nworkers = o->jobs > 0 ? o->jobs : cpu_count();
@@ -618,19 +791,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     r->wall_s = ts_now() - t_start;
     ts_pool_free(b.pool);
 
-    if (b.fatal) {
-        int ok = r->n_ok;
-        st = ts_err_set(err, TS_E_DEVICE, "%s (completed %d of %d images)", b.fatal_err.msg, ok, r->n_images);
-    } else if (o->stop && *o->stop) {
-        st = ts_err_set(err, TS_E_INTERRUPTED, "interrupted after %d of %d images", r->n_ok, r->n_images);
-    } else if (r->n_failed > 0) {
-        for (int i = 0; i < r->n_images; i++)
-            if (r->images[i].status != TS_OK && !r->images[i].skipped) {
-                st = r->images[i].status;
-                ts_err_set(err, st, "%d of %d images failed; first: %s", r->n_failed, r->n_images, r->images[i].error);
-                break;
-            }
-    }
+    if (st == TS_OK) st = final_status(o, &b, err);
     batch_cleanup(&b);
     return st;
 }

@@ -71,6 +71,14 @@ unsigned char *ts_exif_for_output(const ts_image *img, size_t *len);
 #define TS_XMP_JPEG_ID_LEN 29
 #define TS_XMP_PNG_KEY "XML:com.adobe.xmp"
 
+/* PNG text chunks (pipeline/codec/png_text.c): read after a decode within
+ * TS_PNG_TEXT_MAX bytes of text in all; records iterated for the writer. */
+#define TS_PNG_TEXT_MAX (1u << 20)
+void ts_png_text_read(FILE *f, ts_image *img);
+typedef struct ts_png_text_rec { char kind; const char *key, *lang, *lang_key, *text; } ts_png_text_rec;
+/* The record at `at` into r; returns the next position, NULL at the end. */
+const unsigned char *ts_png_text_next(const unsigned char *at, const unsigned char *end, ts_png_text_rec *r);
+
 /* The ICC profile's data colour space fits an image of c channels
  * ('GRAY' for 1-2 channels, 'RGB ' for 3-4). Writers embed only those. */
 int ts_icc_fits(const unsigned char *icc, size_t len, int c);

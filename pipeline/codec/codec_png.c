@@ -357,6 +357,8 @@ ts_status ts_png_load(FILE *f, const char *path, const ts_load_limits *lim,
         return st;
     st = png_guarded_load(&job, err);
     png_destroy_read_struct(&job.png, &job.info, NULL);
+    if (st == TS_OK)
+        ts_png_text_read(f, img);   /* text chunks libpng skipped, within a budget */
     if (st != TS_OK)
         ts_image_free(img);
     return st;
@@ -403,10 +405,39 @@ static void png_write_icc(png_job *job)
     job->icc_dropped = !png_get_valid(job->png, job->info, PNG_INFO_iCCP);
 }
 
+/* A PNG input's text chunks (png_text.c), as they were: Latin-1 ones as
+ * tEXt, UTF-8 ones as iTXt, compressed when long. libpng copies them. */
+static void png_write_text(png_job *job)
+{
+#ifdef PNG_TEXT_SUPPORTED
+    const ts_image *img = job->src;
+    const unsigned char *end = img->text + img->text_len;
+    ts_png_text_rec r;
+    int n = 0;
+    for (const unsigned char *at = img->text; (at = ts_png_text_next(at, end, &r)) != NULL;) n++;
+    png_text *texts = n ? calloc((size_t)n, sizeof *texts) : NULL;
+    if (!texts) return;
+    int i = 0;
+    for (const unsigned char *at = img->text; i < n && (at = ts_png_text_next(at, end, &r)) != NULL; i++) {
+        int long_text = strlen(r.text) > 1024;
+        texts[i].key = (png_charp)r.key;
+        texts[i].text = (png_charp)r.text;
+        texts[i].lang = (png_charp)r.lang;
+        texts[i].lang_key = (png_charp)r.lang_key;
+        if (r.kind == 'i') texts[i].compression = long_text ? PNG_ITXT_COMPRESSION_zTXt : PNG_ITXT_COMPRESSION_NONE;
+        else texts[i].compression = long_text ? PNG_TEXT_COMPRESSION_zTXt : PNG_TEXT_COMPRESSION_NONE;
+    }
+    png_set_text(job->png, job->info, texts, n);
+    free(texts);
+#else
+    (void)job;
+#endif
+}
+
 /* The input's EXIF (its orientation tag set to the image's orientation)
  * as eXIf, and its XMP packet as the iTXt chunk XMP readers look for. The
- * buffers must live until png_write_info; the job frees them. XMP in PNG
- * input is not read (iTXt chunks are skipped, see png_skipped_chunks). */
+ * buffers must live until png_write_info; the job frees them. XMP and
+ * text chunks of PNG inputs are read by png_text.c, not by libpng. */
 static void png_write_metadata(png_job *job)
 {
     const ts_image *img = job->src;
@@ -431,6 +462,7 @@ static void png_write_metadata(png_job *job)
         png_set_text(job->png, job->info, &text, 1);
     }
 #endif
+    png_write_text(job);
 }
 
 static void png_write_body(png_job *job)

@@ -1,4 +1,9 @@
-/* report.c - the --report JSON: the run, every stage, every image. */
+/* report.c - the --report JSON (the run, its options, every stage, every
+ * image) and the one-line image objects of --report-lines. The schema is
+ * docs/REPORT.md. Times are in seconds everywhere (keys ending in _s);
+ * sizes in bytes. File names are bytes, not always UTF-8: a byte that is
+ * not part of a valid UTF-8 sequence is written as \u00XX (its Latin-1
+ * reading), so the JSON is valid whatever the name. */
 #include "tilestream.h"
 
 #include <errno.h>
@@ -7,15 +12,39 @@
 #include <string.h>
 #include <unistd.h>
 
-static void json_string(FILE *f, const char *s)
+#define REPORT_SCHEMA 2
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one:
+ * overlong forms, surrogates and code points past U+10FFFF are invalid. */
+static int utf8_sequence(const unsigned char *s)
 {
+    unsigned c = s[0];
+    int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+    if (c < 0xc2 || c > 0xf4) return 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if (c == 0xe0 && s[1] < 0xa0) return 0;           /* overlong */
+    if (c == 0xed && s[1] >= 0xa0) return 0;          /* surrogates */
+    if (c == 0xf0 && s[1] < 0x90) return 0;           /* overlong */
+    if (c == 0xf4 && s[1] >= 0x90) return 0;          /* past U+10FFFF */
+    return n;
+}
+
+static void json_string(FILE *f, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
     fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    while (*s) {
+        unsigned ch = *s;
+        int n;
         if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
         else if (ch == '\n') fputs("\\n", f);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
+        else if (ch == '\t') fputs("\\t", f);
+        else if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\u%04x", ch);
+        else if (ch < 0x80) fputc((int)ch, f);
+        else if ((n = utf8_sequence(s)) > 0) { fwrite(s, 1, (size_t)n, f); s += n; continue; }
+        else fprintf(f, "\\u%04x", ch);    /* not UTF-8: the byte as Latin-1 */
+        s++;
     }
     fputc('"', f);
 }
@@ -30,48 +59,80 @@ static void write_stages(FILE *f, const ts_trace *t)
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s\n    {\"stage\": ", i ? "," : "");
         json_string(f, st[i].stage);
-        fprintf(f, ", \"count\": %d, \"busy_s\": %.6f, \"bytes\": %llu, \"GBps\": %.3f}", st[i].count,
-                st[i].busy_s, (unsigned long long)st[i].bytes, rate((double)st[i].bytes / 1e9, st[i].busy_s));
+        fprintf(f, ", \"count\": %d, \"busy_s\": %.6f, \"bytes\": %llu, \"GBps\": ", st[i].count, st[i].busy_s,
+                (unsigned long long)st[i].bytes);
+        if (st[i].bytes > 0 && st[i].busy_s > 0) fprintf(f, "%.3f}", rate((double)st[i].bytes / 1e9, st[i].busy_s));
+        else fputs("null}", f);
     }
     fputs(n ? "\n  ],\n" : "],\n", f);
 }
 
 static void write_image(FILE *f, const ts_image_result *im)
 {
-    fputs("    {\"input\": ", f);
+    const char *status = im->skipped ? "skipped" : im->status == TS_OK ? "ok" : "failed";
+    fprintf(f, "{\"index\": %d, \"input\": ", im->index);
     json_string(f, im->input);
     fputs(", \"output\": ", f);
     json_string(f, im->output);
-    fprintf(f, ", \"status\": \"%s\"", im->skipped ? "skipped" : im->status == TS_OK ? "ok" : "failed");
+    fprintf(f, ", \"status\": \"%s\"", status);
     if (im->status != TS_OK && !im->skipped) {
-        fputs(", \"error\": ", f);
+        fprintf(f, ", \"error_kind\": \"%s\", \"error\": ", ts_status_name(im->status));
         json_string(f, im->error);
     }
     fprintf(f, ", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d, \"out_width\": %d, \"out_height\": %d",
-            im->w, im->h, im->c, im->type * 8, im->out_w, im->out_h);
-    fprintf(f, ", \"decode_ms\": %.3f, \"ops_ms\": %.3f, \"encode_ms\": %.3f, \"in_bytes\": %llu, \"out_bytes\": %llu}",
-            im->decode_s * 1e3, im->ops_s * 1e3, im->encode_s * 1e3, (unsigned long long)im->in_bytes,
+            im->w, im->h, im->c, im->w ? (int)im->type * 8 : 0, im->out_w, im->out_h);
+    fprintf(f, ", \"decode_s\": %.6f, \"ops_s\": %.6f, \"encode_s\": %.6f, \"in_bytes\": %llu, \"out_bytes\": %llu}",
+            im->decode_s, im->ops_s, im->encode_s, (unsigned long long)im->in_bytes,
             (unsigned long long)im->out_bytes);
 }
 
-ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_trace *t,
-                          const char *chain_text, ts_err *err)
+char *ts_report_image_json(const ts_image_result *im)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return ts_err_set(err, TS_E_IO, "%s: path too long", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return ts_err_set(err, TS_E_IO, "%s: cannot write: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    write_image(f, im);
+    if (fclose(f) != 0) { free(buf); return NULL; }
+    return buf;
+}
 
+static const char *device_name(ts_device d) { return d == TS_DEVICE_CPU ? "cpu" : d == TS_DEVICE_GPU ? "gpu" : "auto"; }
+
+/* The options the run went by, defaults resolved where the library knows them. */
+static void write_options(FILE *f, const ts_batch_opts *o)
+{
+    fputs("  \"options\": {\"ops\": ", f);
+    json_string(f, o->chain_text);
+    fputs(", \"outdir\": ", f);
+    json_string(f, o->outdir);
+    fputs(", \"name\": ", f);
+    if (o->name_template) json_string(f, o->name_template);
+    else fputs("null", f);
+    fprintf(f, ",\n              \"device\": \"%s\", \"path\": \"%s\", \"streams\": %d, \"tile\": [%d, %d], \"jobs\": %d,",
+            device_name(o->device), o->path == TS_PATH_TEXTURE ? "texture" : "global", o->streams > 0 ? o->streams : 3,
+            o->tile_w, o->tile_h, o->jobs);
+    fprintf(f, "\n              \"format\": \"%s\", \"quality\": %d, \"png_level\": %d,",
+            o->format == TS_FMT_UNKNOWN ? "same" : ts_format_name(o->format), o->quality > 0 ? o->quality : 90,
+            o->png_level >= 0 ? o->png_level : 3);
+    fprintf(f, "\n              \"skip_existing\": %s, \"replace_input\": %s, \"dry_run\": %s, \"keep_orientation\": %s,",
+            o->skip_existing ? "true" : "false", o->overwrite ? "true" : "false", o->dry_run ? "true" : "false",
+            o->keep_orientation ? "true" : "false");
+    fprintf(f, "\n              \"max_pixels\": %llu, \"accept_damaged\": %s, \"shard\": [%d, %d]},\n",
+            (unsigned long long)(o->max_pixels ? o->max_pixels : TS_DEFAULT_MAX_PIXELS),
+            o->accept_damaged ? "true" : "false", o->shard.count > 1 ? o->shard.index : 0,
+            o->shard.count > 1 ? o->shard.count : 1);
+}
+
+static void write_summary(FILE *f, const ts_batch_result *r, const ts_trace *t)
+{
     double busy = 0;
     ts_stage_stat st[64];
     int ns = t ? ts_trace_summary(t, st, 64) : 0;
     for (int i = 0; i < ns; i++) busy += st[i].busy_s;
-    fprintf(f, "{\n  \"tilestream\": \"%s\",\n  \"chain\": ", TS_VERSION_STRING);
-    json_string(f, chain_text);
-    fputs(",\n  \"device\": ", f);
+    fputs("  \"device\": ", f);
     json_string(f, r->device);
-    fputs(",\n  \"device_note\": ", f);
+    fputs(", \"device_note\": ", f);
     json_string(f, r->device_note);
     fprintf(f, ",\n  \"images\": %d, \"ok\": %d, \"failed\": %d, \"skipped\": %d,\n", r->n_images, r->n_ok,
             r->n_failed, r->n_skipped);
@@ -81,10 +142,31 @@ ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_t
     if (r->peak.d2d_gbps > 0)
         fprintf(f, "  \"measured_peak\": {\"h2d_GBps\": %.2f, \"d2h_GBps\": %.2f, \"device_copy_GBps\": %.1f},\n",
                 r->peak.h2d_gbps, r->peak.d2h_gbps, r->peak.d2d_gbps);
+}
+
+ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_trace *t,
+                          const ts_batch_opts *o, int argc, char *const *argv, ts_err *err)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return ts_err_set(err, TS_E_IO, "%s: path too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return ts_err_set(err, TS_E_IO, "%s: cannot write: %s", path, strerror(errno));
+
+    fprintf(f, "{\n  \"tilestream\": \"%s\", \"schema\": %d, \"units\": {\"time\": \"s\", \"size\": \"bytes\"},\n",
+            TS_VERSION_STRING, REPORT_SCHEMA);
+    fputs("  \"command_line\": [", f);
+    for (int i = 0; argv && i < argc; i++) {
+        if (i) fputs(", ", f);
+        json_string(f, argv[i]);
+    }
+    fputs("],\n", f);
+    write_options(f, o);
+    write_summary(f, r, t);
     write_stages(f, t);
     fputs("  \"files\": [", f);
     for (int i = 0; i < r->n_images; i++) {
-        fputs(i ? ",\n" : "\n", f);
+        fputs(i ? ",\n    " : "\n    ", f);
         write_image(f, &r->images[i]);
     }
     fputs(r->n_images ? "\n  ]\n}\n" : "]\n}\n", f);
