@@ -15,7 +15,7 @@
 
 static void line(ts_line_fn fn, void *ctx, const char *key, const char *value)
 {
-    char buf[512];
+    char buf[1424]; /* key + the longest value build_info passes (1400) */
     snprintf(buf, sizeof buf, "%-10s %s", key, value);
     fn(ctx, buf);
 }
