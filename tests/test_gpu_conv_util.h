@@ -1,7 +1,8 @@
-/* test_gpu_conv_util.h - what the convolution GPU tests share: device views
- * inside poisoned guard margins, one op checked on every kernel version
- * against tsk_ref_apply, the largest difference per version and type, and
- * the timing mode. Include after check.h and testimg.h, with CUDA.
+/* test_gpu_conv_util.h - the machinery of the convolution GPU test
+ * (test_gpu_conv.c, whose cases are per family): device views inside
+ * poisoned guard margins, one op checked on every kernel version against
+ * tsk_ref_apply, the largest difference per version and type, and the
+ * timing mode. Include after check.h and testimg.h, with CUDA.
  *
  * Environment: TS_CONV_SMALL=1 runs only the small sizes, TS_CONV_SMALL=2
  * a seventh of those (for compute-sanitizer); TS_CONV_TIMING=1 runs only the timing of every version
@@ -28,6 +29,13 @@ static const char *const gc_border_names[] = { "replicate", "reflect101", "refle
 /* Largest difference seen per version and type (index = ts_type). */
 static double gc_worst[GC_MAX_VERSIONS + 1][5];
 static long gc_cases[GC_MAX_VERSIONS + 1][5];
+
+/* Forget the figures of the family before (one run may test both). */
+static void gc_reset(void)
+{
+    memset(gc_worst, 0, sizeof gc_worst);
+    memset(gc_cases, 0, sizeof gc_cases);
+}
 
 static int gc_env(const char *name)
 {
