@@ -23,7 +23,6 @@
 
 enum { GC_MAX_VERSIONS = 8, GC_MARGIN_ROWS = 2, GC_MARGIN = 64 };
 
-static const char *const gc_type_names[] = { "?", "u8", "u16", "?", "f32" };
 static const char *const gc_border_names[] = { "replicate", "reflect101", "reflect", "wrap", "constant" };
 
 /* Largest difference seen per version and type (index = ts_type). */
@@ -173,7 +172,7 @@ static void gc_check_op(const tsk_op *op, int full_w, int full_h, int c, ts_type
         st = tsk_gpu_apply(op, &dsrc.v, &ddst.v, &l, &err);
         cudaError_t ce = cudaDeviceSynchronize();
         snprintf(name, sizeof name, "%s v%d %dx%d region %d,%d %dx%d c%d %s", what, v, full_w, full_h, out.x0,
-                 out.y0, out.w, out.h, c, gc_type_names[type]);
+                 out.y0, out.w, out.h, c, timg_type_name(type));
         CHECK_MSG(st == TS_OK && ce == cudaSuccess, "%s: %s (%s)", name, err.msg, cudaGetErrorString(ce));
         timg_poison(&got);
         long touched = gc_download(&ddst, &got);
@@ -277,7 +276,7 @@ static void gc_time_op(const tsk_op *op, const char *what, int w, int h, int c, 
     double bytes = 2.0 * (double)w * h * c * (double)type;
     CHECK(s.data && d.data);
     float copy = gc_time(op, &s, &d, 0, 30);
-    fprintf(stderr, "timing %s %dx%d c%d %s: copy %.4f ms (%.0f GB/s)\n", what, w, h, c, gc_type_names[type], copy,
+    fprintf(stderr, "timing %s %dx%d c%d %s: copy %.4f ms (%.0f GB/s)\n", what, w, h, c, timg_type_name(type), copy,
             bytes / copy * 1e-6);
     int n = tsk_version_count(op->kind);
     for (int v = 1; v <= n; v++) {
