@@ -9,8 +9,10 @@
  * each output pixel written once; "% copy" compares GB/s with memcpy's on
  * the same number of threads. MP/s counts output pixels. */
 #include "bench_text.h"
+#include "bench.h"
 #include "pool.h"
 #include "tilestream.h"
+#include "trace_internal.h"
 #include "tsk_cpu.h"
 
 #include <math.h>

@@ -9,6 +9,7 @@
  * pixel written once (resize 2x up writes 4x what it reads). GB/s is those
  * bytes over the median time; "% copy" compares with the copy's GB/s. */
 #include "bench_npp.h"
+#include "bench.h"
 #include "bench_text.h"
 #include "tilestream.h"
 #include "tsk.h"

@@ -16,6 +16,7 @@
 #include "testimg.h"
 #include "tilestream.h"
 #include "testengine.h"
+#include "trace_internal.h"
 
 #include <math.h>
 #include <stdint.h>
