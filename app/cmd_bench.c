@@ -1,5 +1,6 @@
 /* cmd_bench.c - `tilestream bench [kernels|overlap|all|cpu]`. */
 #include "cli.h"
+#include "bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,11 @@
  * Bytes are what an op must move at least: each input pixel read once and
  * each output pixel written once; "% copy" compares GB/s with memcpy's on
  * the same number of threads. MP/s counts output pixels. */
+#include "bench_text.h"
+#include "bench.h"
 #include "pool.h"
 #include "tilestream.h"
+#include "trace_internal.h"
 #include "tsk_cpu.h"
 
 #include <math.h>
@@ -21,30 +24,6 @@
 
 enum { CB_DEFAULT_REPS = 5, CB_MAX_REPS = 1000, CB_C = 3 };
 
-typedef struct cb_text { char *s; size_t len, cap; int failed; } cb_text;
-
-static void cb_add(cb_text *t, const char *fmt, ...)
-{
-    va_list ap;
-    if (t->failed) return;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) { t->failed = 1; return; }
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + (size_t)n + 1) cap *= 2;
-        char *s = realloc(t->s, cap);
-        if (!s) { t->failed = 1; return; }
-        t->s = s;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
 typedef struct cpu_bench {
     const ts_bench_opts *opts;
     int w, h, reps, threads;
@@ -53,7 +32,7 @@ typedef struct cpu_bench {
     size_t out_bytes;
     double copy_gbps[2];      /* memcpy on 1 thread, on all */
     double *times;
-    cb_text json;
+    bench_text json;
     int lines;
 } cpu_bench;
 
@@ -103,7 +82,7 @@ static double time_work(cpu_bench *b, const cb_work *wk)
 static void json_line(cpu_bench *b, const char *op, const char *variant, int threads, double ms, double gbps,
                       double mpps, double pct)
 {
-    cb_add(&b->json, "%s\n    {\"op\": \"%s\", \"version\": \"%s\", \"threads\": %d, \"ms\": %.4f, \"gbps\": %.3f, "
+    bench_text_add(&b->json, "%s\n    {\"op\": \"%s\", \"version\": \"%s\", \"threads\": %d, \"ms\": %.4f, \"gbps\": %.3f, "
            "\"mpps\": %.2f, \"pct_copy\": %.2f}", b->lines++ ? "," : "", op, variant, threads, ms, gbps, mpps, pct);
 }
 
@@ -358,12 +337,12 @@ ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_e
         say(&b, "CPU ops on %dx%d RGB8, 1 and %d threads, median of %d runs; bytes = read + written once; "
             "%% copy = GB/s against memcpy on as many threads", b.w, b.h, b.threads, b.reps);
         say(&b, "%-12s %-66s %9s %9s %10s %7s", "op", "version", "ms", "GB/s", "MP/s", "% copy");
-        cb_add(&b.json, "{\n  \"w\": %d, \"h\": %d, \"channels\": %d, \"threads\": %d, \"reps\": %d,\n  \"lines\": [",
+        bench_text_add(&b.json, "{\n  \"w\": %d, \"h\": %d, \"channels\": %d, \"threads\": %d, \"reps\": %d,\n  \"lines\": [",
                b.w, b.h, CB_C, b.threads, b.reps);
         bench_copy(&b);
         bench_lines(&b);
         bench_chain(&b, "gauss=sigma=2,matrix=sepia,transpose");
-        cb_add(&b.json, "\n  ],\n  \"copy_gbps\": %.3f, \"copy_gbps_all\": %.3f\n}\n", b.copy_gbps[0], b.copy_gbps[1]);
+        bench_text_add(&b.json, "\n  ],\n  \"copy_gbps\": %.3f, \"copy_gbps_all\": %.3f\n}\n", b.copy_gbps[0], b.copy_gbps[1]);
         if (b.json.failed) st = ts_err_set(err, TS_E_NOMEM, "bench cpu: the JSON report");
     }
     if (st == TS_OK && json) { *json = b.json.s; b.json.s = NULL; }

@@ -9,6 +9,8 @@
  * pixel written once (resize 2x up writes 4x what it reads). GB/s is those
  * bytes over the median time; "% copy" compares with the copy's GB/s. */
 #include "bench_npp.h"
+#include "bench.h"
+#include "bench_text.h"
 #include "tilestream.h"
 #include "tsk.h"
 
@@ -21,13 +23,6 @@
 
 enum { BENCH_WARMUP = 3, BENCH_DEFAULT_REPS = 100, BENCH_MAX_REPS = 10000 };
 
-/* A growable string for the JSON report. */
-typedef struct bench_text {
-    char *s;
-    size_t len, cap;
-    int failed;  /* an allocation failed: the text is incomplete */
-} bench_text;
-
 struct ts_bench {
     const ts_bench_opts *opts;
     ts_bench_io io;
@@ -38,42 +33,6 @@ struct ts_bench {
     int lines;            /* entries in the JSON "lines" array */
     bench_text json;
 };
-
-static void text_add(bench_text *t, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    if (t->failed) return;
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) { t->failed = 1; return; }
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + (size_t)n + 1) cap *= 2;
-        char *s = realloc(t->s, cap);
-        if (!s) { t->failed = 1; return; }
-        t->s = s;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
-/* A JSON string literal of s (names and error messages). */
-static void text_add_string(bench_text *t, const char *s)
-{
-    text_add(t, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') text_add(t, "\\%c", ch);
-        else if (ch < 0x20) text_add(t, "\\u%04x", ch);
-        else text_add(t, "%c", ch);
-    }
-    text_add(t, "\"");
-}
 
 static void bench_say(ts_bench *b, const char *fmt, ...)
 {
@@ -93,19 +52,19 @@ int ts_bench_wants(const ts_bench *b, const char *op)
 
 static void json_line_start(ts_bench *b, const char *op, const char *variant)
 {
-    text_add(&b->json, "%s\n    {\"op\": ", b->lines++ ? "," : "");
-    text_add_string(&b->json, op);
-    text_add(&b->json, ", \"version\": ");
-    text_add_string(&b->json, variant);
+    bench_text_add(&b->json, "%s\n    {\"op\": ", b->lines++ ? "," : "");
+    bench_text_add_string(&b->json, op);
+    bench_text_add(&b->json, ", \"version\": ");
+    bench_text_add_string(&b->json, variant);
 }
 
 void ts_bench_fail(ts_bench *b, const char *op, const char *variant, const char *why)
 {
     bench_say(b, "%-12s %-66s error: %s", op, variant, why);
     json_line_start(b, op, variant);
-    text_add(&b->json, ", \"error\": ");
-    text_add_string(&b->json, why);
-    text_add(&b->json, "}");
+    bench_text_add(&b->json, ", \"error\": ");
+    bench_text_add_string(&b->json, why);
+    bench_text_add(&b->json, "}");
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -160,7 +119,7 @@ void ts_bench_line(ts_bench *b, const char *op, const char *variant, double byte
     pct = b->copy_gbps > 0 ? 100.0 * gbps / b->copy_gbps : 0;
     bench_say(b, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
     json_line_start(b, op, variant);
-    text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": %.2f}", ms, gbps, mpps, pct);
+    bench_text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": %.2f}", ms, gbps, mpps, pct);
 }
 
 /* ------------------------------------------------------------- the lines */
@@ -394,7 +353,7 @@ static ts_status bench_copy(ts_bench *b, ts_err *err)
     bench_say(b, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", "copy", "cudaMemcpyAsync device to device", ms,
               b->copy_gbps, (double)b->io.w * b->io.h / (ms * 1e3), 100.0);
     json_line_start(b, "copy", "cudaMemcpyAsync device to device");
-    text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": 100}", ms, b->copy_gbps,
+    bench_text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": 100}", ms, b->copy_gbps,
              (double)b->io.w * b->io.h / (ms * 1e3));
     return TS_OK;
 }
@@ -429,14 +388,14 @@ ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)
         bench_say(&b, "kernels on %s: %dx%d RGBA8, median of %d runs; bytes = read + written once", device,
                   b.io.w, b.io.h, b.reps);
         bench_say(&b, "%-12s %-66s %9s %9s %10s %7s", "op", "version (* = default)", "ms", "GB/s", "MP/s", "% copy");
-        text_add(&b.json, "{\n  \"device\": ");
-        text_add_string(&b.json, device);
-        text_add(&b.json, ",\n  \"w\": %d, \"h\": %d, \"reps\": %d,\n  \"lines\": [", b.io.w, b.io.h, b.reps);
+        bench_text_add(&b.json, "{\n  \"device\": ");
+        bench_text_add_string(&b.json, device);
+        bench_text_add(&b.json, ",\n  \"w\": %d, \"h\": %d, \"reps\": %d,\n  \"lines\": [", b.io.w, b.io.h, b.reps);
         st = bench_copy(&b, err);
     }
     if (st == TS_OK) {
         bench_all_lines(&b);
-        text_add(&b.json, "\n  ],\n  \"copy_gbps\": %.2f\n}\n", b.copy_gbps);
+        bench_text_add(&b.json, "\n  ],\n  \"copy_gbps\": %.2f\n}\n", b.copy_gbps);
         if (b.json.failed) st = ts_err_set(err, TS_E_NOMEM, "bench kernels: the JSON report");
     }
     if (st == TS_OK && json) {

@@ -1,6 +1,6 @@
 /* bench_kernels_nocuda.c - `tilestream bench kernels` in a build without
  * CUDA: there is nothing to time, and the caller is told why. */
-#include "tilestream.h"
+#include "bench.h"
 
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)
 {

@@ -6,7 +6,10 @@
  * chain. The yardstick is the bus itself, measured in the same run: two
  * large copies in opposite directions at once. With enough streams the
  * engine's H2D + D2H should approach that rate. */
+#include "bench.h"
+#include "engine_internal.h"
 #include "tilestream.h"
+#include "trace_internal.h"
 
 #include <cuda_runtime_api.h>
 #include <stdarg.h>

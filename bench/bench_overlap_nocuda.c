@@ -1,5 +1,5 @@
 /* bench_overlap_nocuda.c - the overlap benchmark needs a GPU. */
-#include "tilestream.h"
+#include "bench.h"
 
 ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err)
 {

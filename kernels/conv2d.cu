@@ -32,29 +32,9 @@
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
  * and v4..v6 to v3 when a view is not aligned to its pixel size.
  *
- * Cost model (8K RGBA8, 5x5): memory ~66 us as for any one-pass op; the
- * reference's order takes 25 multiply-adds per channel value, 3.3 G fused,
- * 99 us at 33 T/s: no float32 kernel in that order passes 0.67 of the
- * copy's speed. Per output pixel v4 moves ~187 bytes through shared memory
- * (~186 us at 128 B per clock per SM) and v6 ~147 bytes (~146 us) while
- * issuing ~170 instructions (~170 us at 4 per clock per SM): v6 was
- * predicted near 0.35 of the copy. Measured on the H200 (bench kernels,
- * 8K RGBA8 5x5, copy 67.2 us): v4 414 us (0.16), v5 527 us, v6 607 us
- * (0.11), NPP FilterBorder32f 543 us (0.12).
- *
- * v7, counted per output pixel (one thread and one row: 4 channel values;
- * one warp instruction per pixel of 8K is ~1.0 us on the H200): the input
- * side as in conv_sep.cu's v8, ~26 at 5x5; 4 N^2 fma (100 at 5x5); the
- * output ~22 (an add with .SAT for the bias or the absolute value, 4 fma to
- * round, permutes, 3 shuffles, one store). 5x5: ~150 instructions, ~64
- * shared bytes (~64 us): predicted ~150..165 us, 0.41..0.45 of the copy;
- * the 0.60 target is not reachable in the reference's order (the fma
- * alone are 99 us, and every other instruction takes an fma's issue
- * slot). 3x3: ~85 instructions, ~90 us. Registers (ptxas, sm_90, no
- * spills): 3x3 58, 5x5 64, 7x7 116 (linear) / 96 (abs). Measured on the
- * H200 (bench kernels, 8K RGBA8 5x5, copy 66.3 us): 332 us (0.20 of the
- * copy; v4 411 us, NPP 543 us): the fastest and so the default, 2x over
- * its prediction, for the reasons given in conv_sep.cu's v8 note. */
+ * Why the versions are what they are, with the cost model, the
+ * predictions and the measured times of each: docs/PERFORMANCE.md ("2-D
+ * convolution"). */
 #include "conv_common.cuh"
 
 struct c2d_bank {
@@ -410,8 +390,8 @@ extern "C" const tsk_family tsk_family_conv2d = {
     "2-D convolution",
     c2d_version_names,
     (int)(sizeof c2d_version_names / sizeof c2d_version_names[0]),
-    /* measured on the H200 (8K RGBA8 5x5, tilestream bench kernels): v7
-     * 0.332 ms, v4 0.411, v5 0.525, v6 0.596; cases v7 does not take run v4 */
+    /* the fastest measured at 5x5 (docs/PERFORMANCE.md); cases v7 does not
+     * take run v4 */
     7,
     c2d_apply,
     c2d_version_fma,

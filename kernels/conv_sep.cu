@@ -42,45 +42,9 @@
  * (only for the longest kernels on devices with little of it), and v4..v7
  * to v3 when a view is not aligned to its pixel size.
  *
- * Cost model (8K RGBA8: 33.2 Mpx, 133 MB read + 133 MB written). Memory:
- * 266 MB at the ~4 TB/s of a device copy, ~66 us. Arithmetic: the
- * reference's order takes nx + ny multiply-adds per channel value, 4.0 G
- * fused for 15 taps; at 132 SMs x 128 lanes x 1.98 GHz (33 T/s) that is
- * 119 us, so no float32 kernel in that order passes 0.56 of the copy's
- * speed at 15 taps; 5 taps is 40 us, under the memory floor. What the tiles
- * add, per output pixel (5 taps; 15 taps): v4 moves ~106 (232) bytes
- * through shared memory and issues ~115 (250) instructions; v7 ~86 (145)
- * bytes and ~100 (210) instructions. Shared memory serves 128 B per clock
- * per SM (~85 us for v7 at 5 taps) and an SM issues 4 instructions per
- * clock (~100 us), so v7 was predicted near 0.5 of the copy at 5 taps and
- * 0.25..0.3 at 15. Measured on the H200 (bench kernels, 8K RGBA8, copy
- * 67.2 us): 5 taps v4 403 us (0.17), v5 386 us (0.17), v7 490 us (0.14);
- * 15 taps v4 606 us (0.11), v7 690 us (0.10). The model is off by 3-5x:
- * the time is not in shared-memory bandwidth or issue as counted here;
- * finding where it goes (ncu) is the next step.
- *
- * v8, counted per output pixel (one thread and one row: 4 channel values;
- * on the H200 one warp instruction per pixel of 8K costs ~1.0 us at 4 per
- * clock per SM): the input side (row address and load 5, 4 byte permutes
- * + 4 subtractions + 4 shared stores 12, the halo 1.6 (first warp only),
- * barrier and loop ~4, 1 + R4 / 2 16-byte shared loads) ~26 at 5 taps,
- * ~28 at 15, times (128 + N - 1) / 128 for the rows above and below; 4N
- * fma across and 4N down; the output (4 fma to round, the clamp rides on
- * the last fma as .SAT, 3 + 4 permutes, 3 shuffles, address, store) ~18.
- * 5 taps: ~85 instructions, shared memory ~76 bytes (~76 us at 128 B per
- * clock per SM), 20 KB of loads in flight per SM (64 registers, 4 blocks
- * of 256): predicted ~90..100 us, 0.67..0.75 of the copy (memory floor
- * 67 us). 15 taps: ~170 instructions (120 of them fma, the floor being
- * 119 us), ~108 shared bytes: predicted ~170..190 us, 0.35..0.40 of the
- * copy; the 0.45 target is not reachable in the reference's order with
- * this input and output cost. Registers (ptxas, sm_90, no spills): N = 3:
- * 58, 5: 64, 7: 80, 9: 107, 11: 115, 13: 128, 15: 120. Measured on the
- * H200 (bench kernels, 8K RGBA8, copy 66.3 us): 5 taps 258 us (0.26 of the
- * copy; v4 395 us), 15 taps 344 us (0.19; v4 598 us). The fastest version
- * and so the default, but 2.6x over its prediction at 5 taps and 1.9x at
- * 15: the model misses a cost that grows less than linearly with the taps
- * (the per-row barrier and the load latency it exposes are the first
- * suspects); ncu is the next step. */
+ * Why the versions are what they are, with the cost model, the
+ * predictions and the measured times of each: docs/PERFORMANCE.md
+ * ("Separable convolution"). */
 #include "conv_common.cuh"
 
 /* Taps of one slot; unused taps are zero so that equal banks compare equal. */
@@ -442,9 +406,8 @@ extern "C" const tsk_family tsk_family_conv_sep = {
     "separable convolution",
     sep_version_names,
     (int)(sizeof sep_version_names / sizeof sep_version_names[0]),
-    /* measured on the H200 (8K RGBA8, tilestream bench kernels): v8 is the
-     * fastest at 5 taps (0.258 ms; v5 0.383, v4 0.395) and at 15 taps
-     * (0.344 ms; v4 0.598); cases it does not take run v4, the next best */
+    /* the fastest measured at 5 and 15 taps (docs/PERFORMANCE.md); cases
+     * it does not take run v4, the next best */
     8,
     sep_apply,
     sep_version_fma,

@@ -18,15 +18,12 @@
  *       in registers for the mirrored codes; where alignment or pixel size
  *       does not allow it, v4.
  *
- * Measured on an H200 (7680x4320 RGBA8, code 5, median of 100 runs; the
- * device copy of the same bytes 67.1 us = 3.95 TB/s): v1 209 us (32% of
- * the copy), v2 308 us (22%), v3 233 us (29%), v4 88.6 us (76%), v5
- * 75.6 us (89%, the default); NPP's nppiTranspose_8u_C4R 166 us (40%).
- * v2 and v3 lose to v1: 1024-thread blocks with one 4-byte load per thread
- * and a barrier between loading and storing keep about 8 KB in flight per
- * SM, too little to cover memory latency; v1 has no barrier, so loads and
- * stores of different warps overlap, and L1 absorbs its scattered reads.
- * v4 keeps four loads per thread in flight, v5 four 16-byte ones.
+ * Why v4 and v5 give each thread several rows: a block with one 4-byte
+ * load per thread and a barrier between loading and storing (v2, v3)
+ * keeps too little in flight per SM to cover memory latency, and loses
+ * even to v1. Measured times of every version and NPP's:
+ * docs/PERFORMANCE.md ("Transpose family"). v4 keeps four loads per thread
+ * in flight, v5 four 16-byte ones.
  *
  * All versions handle any region: output pixel (x, y) of dst (local) reads
  * local source pixel (a*x + b*y + e, c*x + d*y + f), an affine map with

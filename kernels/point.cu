@@ -25,15 +25,10 @@
  * the reference's order, so nvcc cannot contract them into FMAs; results
  * are bit-identical to tsk_ref_apply for every type (tolerance 0).
  *
- * Measured on an H200 (7680x4320 RGBA8, median of 100 runs; the device
- * copy of the same bytes 67.1 us = 3.95 TB/s): v1 166 us (40% of the
- * copy), v2 156 us (43%), v3 112 us (60%), v4 106 us (63%), v5 78.4 us
- * (86%, the default); NPP's nppiColorTwist32f_8u_C4R 77.8 us (86%). v4
- * was held back not by memory but by conversions: I2F/F2I issue at 16 per
- * clock per SM, an eighth of the add/multiply rate, and v4's PTX has 22
- * cvt per RGBA8 pixel (loads, ts_round_sat's two, the store's). v5 has
- * none; what remains is about 60 unfused adds, multiplies and byte moves
- * per pixel, which no longer hide fully behind the memory traffic. */
+ * Why v5: the float<->int conversion instructions (I2F/F2I) issue at an
+ * eighth of the add/multiply rate on sm_90, and v4 spends more time on
+ * them than on memory. Measured times of every version and NPP's:
+ * docs/PERFORMANCE.md ("Colour matrix"). */
 #include "gpu_internal.h"
 
 #include <string.h>

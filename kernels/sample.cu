@@ -26,21 +26,12 @@
  * Area and bicubic run one exact kernel (sample_filter) for v1-v4, and for
  * v5-v6 on the global path or wherever a mipmap does not fit.
  *
- * Measured on an H200, 7680x4320 RGBA8, bilinear, replicate, in ms and as
- * a fraction of a device copy's GB/s (4.06 TB/s read + write; input read
- * once plus output written once):
- *              2x up global    2x up texture   0.5x down global  0.5x down texture
- *   v1         1.367  0.12     0.629  0.26     0.089  0.46       0.056  0.73
- *   v2         1.393  0.12     0.648  0.25     0.091  0.45       0.056  0.73
- *   v3         0.696  0.23     0.285  0.57     0.050  0.82       0.049  0.84
- *   v4         0.751  0.22     0.274  0.60     0.052  0.79       0.049  0.83
- * v3 is the default: fastest or within 4% everywhere (v4 spills on the
- * nearest texture path and halves occupancy on the global one). The 2x-up
- * global kernel is issue-bound (Nsight Compute: SM throughput 84%, DRAM
- * 19%): reproducing the reference's unfused float maths costs about 130
- * instructions per RGBA8 pixel. Writing is not the limit (a memset of the
- * 2x output runs at 4.48 TB/s); the texture kernel sits at SM 72%, L2 69%,
- * DRAM 47%.
+ * v3 is the default: the fastest measured or within 4% everywhere (v4
+ * spills on the nearest texture path and halves occupancy on the global
+ * one). The 2x-up global kernel is issue-bound: reproducing the
+ * reference's unfused float maths costs about 130 instructions per RGBA8
+ * pixel. Times of every version on both paths, and the profiler's view:
+ * docs/PERFORMANCE.md ("Resampling").
  *
  * Pixel-centre convention (tsk.h): output pixel (x, y) samples
  *   sx = inv[0]*(x+0.5) + inv[1]*(y+0.5) + inv[2]   (sy likewise)
@@ -56,11 +47,9 @@
  *
  * Texture path: the hardware keeps 8 bits of fraction in the filter
  * weights (truncated, by the numbers below), so bilinear differs from the
- * reference by less than 2 * max / 256 (one 1/256 step per axis). Measured
- * on an H200 over the random inputs and transforms of
- * tests/test_gpu_sample.c (two runs, tens of millions of values): max
- * |diff| 2 on U8, 443 on U16, 0.0055 on F32 in 0..1; the test asserts 2,
- * 512 and 0.008.
+ * reference by less than 2 * max / 256 (one 1/256 step per axis); the
+ * test asserts 2, 512 and 0.008 on U8, U16 and F32 in 0..1 (what it
+ * measured: docs/PERFORMANCE.md, "Resampling").
  * Where the hardware cannot express the border (reflect101; constant
  * outside 0..max; 3 channels, which have no texture format; a region whose
  * address or pitch the texture unit cannot take) the launch runs the global

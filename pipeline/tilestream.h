@@ -193,22 +193,19 @@ ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
  * Every stage of a run (decode, H2D, each kernel, D2H, encode) is one event
  * on a lane (a CPU worker or a CUDA stream). Thread-safe. The same events
  * give the per-stage table, the --report JSON, the Chrome trace and the SVG
- * timeline. (pipeline/report/trace.c) */
+ * timeline. The library's engines and batch runner record the events
+ * (pipeline/report/trace.c; recording: trace_internal.h). */
 typedef struct ts_trace ts_trace;
 
-double ts_now(void);                                  /* monotonic seconds */
 ts_trace *ts_trace_create(void);
 void ts_trace_free(ts_trace *t);
 void ts_trace_clear(ts_trace *t);                     /* drop the events, keep the lanes */
-int ts_trace_lane(ts_trace *t, const char *name);     /* find or add a lane: "decode 0", "stream 1" */
-void ts_trace_add(ts_trace *t, int lane, const char *stage, double t0, double t1,
-                  uint64_t bytes, int image);         /* times from ts_now(); image index or -1 */
 
 typedef struct ts_stage_stat {
     char stage[48];     /* "decode", "h2d", "gauss v3", "d2h", "encode", ... */
     int count;
     double busy_s;      /* sum of event durations */
-    double first_s, last_s;  /* earliest start, latest end (ts_now() clock) */
+    double first_s, last_s;  /* earliest start, latest end (a monotonic clock, seconds) */
     uint64_t bytes;
 } ts_stage_stat;
 /* Aggregate by stage name, in order of first appearance; returns how many. */
@@ -261,10 +258,6 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
 void ts_engine_destroy(ts_engine *e);
 /* Pinned host memory from the engine's pool: decode into it, encode from it. */
 ts_allocator ts_engine_allocator(ts_engine *e);
-/* Allocate outputs with a (copied) instead of the pinned pool; NULL = the
- * pool again. Pageable memory is slower and stops copies overlapping:
- * `bench overlap` uses this to show how much. */
-void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a);
 /* Queue chain over in; out is allocated from the pinned pool. in must stay
  * valid until collected. image is the index used in trace events. On
  * failure out is left empty; once submitted, out belongs to the caller
@@ -275,29 +268,13 @@ ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *
 /* Wait for the oldest submitted image: returns 1 with its tag and status
  * (err filled on failure), 0 when nothing is pending. */
 int ts_engine_collect(ts_engine *e, void **tag, ts_status *status, ts_err *err);
-/* The rates this machine reaches, measured now (a few ms): pinned H2D,
- * pinned D2H (64 MB copies) and a device-to-device copy (GB/s counting
- * bytes read + written). The run table shows stages as shares of these. */
+/* The rates this machine reaches: pinned H2D, pinned D2H (64 MB copies)
+ * and a device-to-device copy (GB/s counting bytes read + written),
+ * measured by a GPU batch run at its start (ts_batch_result.peak). The run
+ * table shows stages as shares of these. */
 typedef struct ts_peak_rates { double h2d_gbps, d2h_gbps, d2d_gbps; } ts_peak_rates;
-ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err);
 /* Convenience: submit + collect one image. */
 ts_status ts_gpu_run(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out, ts_err *err);
-
-/* ------------------------------------------------------------ benchmarks
- * Output lines go to opts->line; a JSON object with the same figures is
- * returned in *json (malloc'd) when json is not NULL. */
-typedef struct ts_bench_opts {
-    int w, h;             /* image size; 0 = 8K (7680 x 4320) for kernels */
-    int reps;             /* timed repetitions per line; 0 = default */
-    const char *only;     /* run only lines whose op name contains this; NULL = all */
-    ts_line_fn line;
-    void *ctx;
-} ts_bench_opts;
-ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* bench/bench_kernels_cuda.c */
-ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* bench/bench_overlap_cuda.c */
-/* The fast CPU ops on one and on `threads` threads (0 = every core) against
- * memcpy; the image is RGB8, 6000 x 4000 unless opts say. */
-ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err);  /* bench/bench_cpu.c */
 
 /* ------------------------------------------------------------ batch runs
  * (pipeline/batch/batch.c) Process files and folders (walked recursively) into

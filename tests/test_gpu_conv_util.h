@@ -1,7 +1,8 @@
-/* test_gpu_conv_util.h - what the convolution GPU tests share: device views
- * inside poisoned guard margins, one op checked on every kernel version
- * against tsk_ref_apply, the largest difference per version and type, and
- * the timing mode. Include after check.h and testimg.h, with CUDA.
+/* test_gpu_conv_util.h - the machinery of the convolution GPU test
+ * (test_gpu_conv.c, whose cases are per family): device views inside
+ * poisoned guard margins, one op checked on every kernel version against
+ * tsk_ref_apply, the largest difference per version and type, and the
+ * timing mode. Include after check.h and testimg.h, with CUDA.
  *
  * Environment: TS_CONV_SMALL=1 runs only the small sizes, TS_CONV_SMALL=2
  * a seventh of those (for compute-sanitizer); TS_CONV_TIMING=1 runs only the timing of every version
@@ -22,12 +23,18 @@
 
 enum { GC_MAX_VERSIONS = 8, GC_MARGIN_ROWS = 2, GC_MARGIN = 64 };
 
-static const char *const gc_type_names[] = { "?", "u8", "u16", "?", "f32" };
 static const char *const gc_border_names[] = { "replicate", "reflect101", "reflect", "wrap", "constant" };
 
 /* Largest difference seen per version and type (index = ts_type). */
 static double gc_worst[GC_MAX_VERSIONS + 1][5];
 static long gc_cases[GC_MAX_VERSIONS + 1][5];
+
+/* Forget the figures of the family before (one run may test both). */
+static void gc_reset(void)
+{
+    memset(gc_worst, 0, sizeof gc_worst);
+    memset(gc_cases, 0, sizeof gc_cases);
+}
 
 static int gc_env(const char *name)
 {
@@ -165,7 +172,7 @@ static void gc_check_op(const tsk_op *op, int full_w, int full_h, int c, ts_type
         st = tsk_gpu_apply(op, &dsrc.v, &ddst.v, &l, &err);
         cudaError_t ce = cudaDeviceSynchronize();
         snprintf(name, sizeof name, "%s v%d %dx%d region %d,%d %dx%d c%d %s", what, v, full_w, full_h, out.x0,
-                 out.y0, out.w, out.h, c, gc_type_names[type]);
+                 out.y0, out.w, out.h, c, timg_type_name(type));
         CHECK_MSG(st == TS_OK && ce == cudaSuccess, "%s: %s (%s)", name, err.msg, cudaGetErrorString(ce));
         timg_poison(&got);
         long touched = gc_download(&ddst, &got);
@@ -269,7 +276,7 @@ static void gc_time_op(const tsk_op *op, const char *what, int w, int h, int c, 
     double bytes = 2.0 * (double)w * h * c * (double)type;
     CHECK(s.data && d.data);
     float copy = gc_time(op, &s, &d, 0, 30);
-    fprintf(stderr, "timing %s %dx%d c%d %s: copy %.4f ms (%.0f GB/s)\n", what, w, h, c, gc_type_names[type], copy,
+    fprintf(stderr, "timing %s %dx%d c%d %s: copy %.4f ms (%.0f GB/s)\n", what, w, h, c, timg_type_name(type), copy,
             bytes / copy * 1e-6);
     int n = tsk_version_count(op->kind);
     for (int v = 1; v <= n; v++) {

@@ -15,6 +15,8 @@
 #include "check.h"
 #include "testimg.h"
 #include "tilestream.h"
+#include "testengine.h"
+#include "trace_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -62,19 +64,6 @@ typedef struct engines {
     ts_engine *tiny;    /* 2 streams, 7 x 5 tiles (small images only) */
 } engines;
 
-static ts_view view_of(const ts_image *img)
-{
-    ts_view v;
-    memset(&v, 0, sizeof v);
-    v.data = img->data;
-    v.pitch = img->stride;
-    v.w = v.full_w = img->w;
-    v.h = v.full_h = img->h;
-    v.c = img->c;
-    v.type = img->type;
-    return v;
-}
-
 /* Largest difference beyond what is allowed; prints the first few. For
  * chains that premultiply, straight colour s = P * max / A is divided by a
  * filtered alpha: errors of tol in both P and A move s by up to
@@ -85,7 +74,7 @@ static int compare_images(const ts_image *got, const ts_image *want, int tol, in
         fprintf(stderr, "%s: shape %dx%dx%d vs %dx%dx%d\n", what, got->w, got->h, got->c, want->w, want->h, want->c);
         return 0;
     }
-    ts_view g = view_of(got), w = view_of(want);
+    ts_view g = tengine_view(got), w = tengine_view(want);
     double maxv = ts_type_max(got->type);
     int shown = 0, bad = 0, has_alpha = got->c == 2 || got->c == 4;
     for (int y = 0; y < g.h; y++)
@@ -125,15 +114,8 @@ static void poison_pool(ts_engine *e, size_t bytes)
 
 static int random_image(ts_image *img, int w, int h, int c, ts_type t, ts_engine *pool)
 {
-    ts_err err;
     ts_allocator a = ts_engine_allocator(pool);
-    if (ts_image_alloc(img, w, h, c, t, 0, &a, &err) != TS_OK) {
-        fprintf(stderr, "alloc: %s\n", err.msg);
-        return 0;
-    }
-    ts_view v = view_of(img);
-    timg_random(&v);
-    return 1;
+    return tengine_random_image(img, w, h, c, t, &a);
 }
 
 static ts_status gpu(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out, const char *what)
@@ -364,31 +346,15 @@ static void run_errors(engines *E)
     ts_chain_free(chain);
 }
 
-static ts_engine *make_engine(int streams, int tw, int th)
-{
-    ts_engine_opts o;
-    memset(&o, 0, sizeof o);
-    o.streams = streams;
-    o.tile_w = tw;
-    o.tile_h = th;
-    ts_engine *e = NULL;
-    ts_err err = {0};
-    CHECK_MSG(ts_engine_create(&o, &e, &err) == TS_OK, "%s", err.msg);
-    return e;
-}
-
 int main(void)
 {
     check_seed();
     char name[160];
-    ts_err err = {0};
-    if (!ts_gpu_probe(name, sizeof name, &err)) {
-        fprintf(stderr, "skipping: %s\n", err.msg);
-        return 77;
-    }
+    if (!tengine_gpu_ready(name, sizeof name)) return 77;
     fprintf(stderr, "device: %s\n", name);
     int small = getenv("TS_ENGINE_SMALL") != NULL;
-    engines E = {make_engine(1, 0, 0), make_engine(4, 0, 0), make_engine(4, 256, 64), make_engine(2, 7, 5)};
+    engines E = {tengine_make(0, 1, 0, 0, TS_PATH_GLOBAL), tengine_make(0, 4, 0, 0, TS_PATH_GLOBAL),
+                 tengine_make(0, 4, 256, 64, TS_PATH_GLOBAL), tengine_make(0, 2, 7, 5, TS_PATH_GLOBAL)};
     if (E.one && E.four && E.tiled && E.tiny) {
         run_chains(&E, small);
         run_in_flight(&E, small);

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "testimg.h"
 #include "tilestream.h"
+#include "testengine.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -51,28 +52,6 @@ static void *work(void *arg)
     return NULL;
 }
 
-static int same(const ts_image *a, const ts_image *b)
-{
-    if (!a->data || !b->data || a->w != b->w || a->h != b->h || a->c != b->c || a->type != b->type) return 0;
-    size_t row = (size_t)a->w * (size_t)a->c * (size_t)a->type;
-    for (int y = 0; y < a->h; y++)
-        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, row)) return 0;
-    return 1;
-}
-
-static ts_engine *engine_on(int device, int streams, ts_path path)
-{
-    ts_engine_opts o;
-    memset(&o, 0, sizeof o);
-    o.device = device;
-    o.streams = streams;
-    o.path = path;
-    ts_engine *e = NULL;
-    ts_err err = {0};
-    CHECK_MSG(ts_engine_create(&o, &e, &err) == TS_OK, "device %d: %s", device, err.msg);
-    return e;
-}
-
 static void run_path(ts_path path, int n_dev)
 {
     ts_err err = {0};
@@ -80,7 +59,7 @@ static void run_path(ts_path path, int n_dev)
     CHECK(ts_chain_parse("matrix=sepia,gauss=sigma=1.5,rotate=deg=11,transpose", &chain, &err) == TS_OK);
     if (!chain) return;
     static ts_image in[N_IMAGES], want[N_IMAGES], got[N_IMAGES];
-    ts_engine *alone = engine_on(0, 2, path);
+    ts_engine *alone = tengine_make(0, 2, 0, 0, path);
     for (int i = 0; i < N_IMAGES; i++) {
         int w = 200 + 97 * i, h = 150 + 61 * (N_IMAGES - i);
         CHECK(ts_image_alloc(&in[i], w, h, 1 + i % 4, i % 5 ? TS_U8 : TS_U16, 0, NULL, &err) == TS_OK);
@@ -105,7 +84,7 @@ static void run_path(ts_path path, int n_dev)
     ts_engine *eng[MAX_ENGINES] = {0};
     worker w[MAX_ENGINES];
     pthread_t th[MAX_ENGINES];
-    for (int k = 0; k < n_eng; k++) eng[k] = engine_on(k < n_dev ? k : 0, k < n_dev ? 2 : 1, path);
+    for (int k = 0; k < n_eng; k++) eng[k] = tengine_make(k < n_dev ? k : 0, k < n_dev ? 2 : 1, 0, 0, path);
     for (int k = 0; k < n_eng; k++) {
         w[k] = (worker){eng[k], chain, in, got, k, n_eng, 0, ""};
         if (eng[k]) pthread_create(&th[k], NULL, work, &w[k]);
@@ -116,7 +95,7 @@ static void run_path(ts_path path, int n_dev)
             CHECK_MSG(w[k].failures == 0, "engine %d: %d failures (%s)", k, w[k].failures, w[k].msg);
         }
     for (int i = 0; i < N_IMAGES; i++) {
-        CHECK_MSG(same(&got[i], &want[i]), "%s path, image %d (engine %d of %d): differs from one engine alone",
+        CHECK_MSG(tengine_same(&got[i], &want[i]), "%s path, image %d (engine %d of %d): differs from one engine alone",
                   path == TS_PATH_TEXTURE ? "texture" : "global", i, i % n_eng, n_eng);
         ts_image_free(&got[i]);
         ts_image_free(&want[i]);
@@ -129,7 +108,7 @@ static void run_path(ts_path path, int n_dev)
 /* Slots are a process-wide resource: 16 streams in all, then a clear error. */
 static void run_slots(void)
 {
-    ts_engine *a = engine_on(0, 10, TS_PATH_GLOBAL), *b = NULL;
+    ts_engine *a = tengine_make(0, 10, 0, 0, TS_PATH_GLOBAL), *b = NULL;
     ts_engine_opts o;
     memset(&o, 0, sizeof o);
     o.streams = 7;

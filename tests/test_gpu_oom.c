@@ -20,6 +20,9 @@ int main(void)
 #else
 #include <cuda_runtime_api.h>
 
+#include "testimg.h"
+#include "testengine.h"
+
 enum { MAX_HOGS = 4096 };
 static void *hogs[MAX_HOGS];
 static int n_hogs;
@@ -50,24 +53,12 @@ static void hog_release(void)
     n_hogs = 0;
 }
 
-static int same(const ts_image *a, const ts_image *b)
-{
-    if (a->w != b->w || a->h != b->h || a->c != b->c || a->type != b->type) return 0;
-    size_t row = (size_t)a->w * (size_t)a->c * (size_t)a->type;
-    for (int y = 0; y < a->h; y++)
-        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, row)) return 0;
-    return 1;
-}
-
 int main(void)
 {
     check_seed();
     char name[160];
     ts_err err = {0};
-    if (!ts_gpu_probe(name, sizeof name, &err)) {
-        fprintf(stderr, "skipping: %s\n", err.msg);
-        return 77;
-    }
+    if (!tengine_gpu_ready(name, sizeof name)) return 77;
     ts_chain *chain = NULL;
     CHECK(ts_chain_parse("matrix=sepia,flip=h", &chain, &err) == TS_OK);
     ts_image in, ref, out;
@@ -93,7 +84,7 @@ int main(void)
     hog_until((size_t)400 << 20);
     ts_status st = ts_gpu_run(e, chain, &in, &out, &err);
     CHECK_MSG(st == TS_OK, "nearly full device: %s", err.msg);
-    if (st == TS_OK) CHECK_MSG(same(&out, &ref), "nearly full device: result differs from the CPU backend");
+    if (st == TS_OK) CHECK_MSG(tengine_same(&out, &ref), "nearly full device: result differs from the CPU backend");
     ts_image_free(&out);
 
     /* 2. Nothing left. The first engine keeps the buffers it already has
@@ -113,7 +104,7 @@ int main(void)
     memset(&err, 0, sizeof err);
     st = ts_gpu_run(e, chain, &in, &out, &err);
     CHECK_MSG(st == TS_OK, "the first engine, with its buffers, on a full device: %s", err.msg);
-    if (st == TS_OK) CHECK_MSG(same(&out, &ref), "full device, first engine: result differs from the CPU backend");
+    if (st == TS_OK) CHECK_MSG(tengine_same(&out, &ref), "full device, first engine: result differs from the CPU backend");
     ts_image_free(&out);
 
     /* 3. Memory back: both engines work. */
@@ -124,7 +115,7 @@ int main(void)
         memset(&err, 0, sizeof err);
         st = ts_gpu_run(engines[k], chain, &in, &out, &err);
         CHECK_MSG(st == TS_OK, "after release, engine %d: %s", k + 1, err.msg);
-        if (st == TS_OK) CHECK_MSG(same(&out, &ref), "after release, engine %d: result differs from the CPU backend", k + 1);
+        if (st == TS_OK) CHECK_MSG(tengine_same(&out, &ref), "after release, engine %d: result differs from the CPU backend", k + 1);
         ts_image_free(&out);
     }
 

@@ -17,11 +17,9 @@ int main(void)
 #else
 #include <cuda_runtime_api.h>
 
+static int quick; /* timg_quick() */
+
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
-
-/* TS_TEST_QUICK=1: small sizes only, for runs under compute-sanitizer. */
-static int quick;
-
 
 static tsk_op orient_op(int code)
 {
@@ -30,29 +28,6 @@ static tsk_op orient_op(int code)
     op.kind = TSK_ORIENT;
     op.u.orient.code = code;
     return op;
-}
-
-static const char *type_name(ts_type t) { return t == TS_U8 ? "u8" : t == TS_U16 ? "u16" : "f32"; }
-
-static void gpu_check(const tsk_op *op, int version, const ts_view *src, const ts_view *want, size_t offset,
-                      const char *tag)
-{
-    timg_dev_view ds, dd;
-    ts_view got = timg_alloc(want->x0, want->y0, want->w, want->h, want->full_w, want->full_h, want->c, want->type);
-    tsk_launch l = { 0, version, TS_PATH_GLOBAL, 0 };
-    ts_err err = { TS_OK, "" };
-    char name[200];
-    snprintf(name, sizeof name, "%s v%d", tag, version);
-    CHECK_MSG(timg_dev_upload(&ds, src, offset) && timg_dev_poisoned(&dd, want, offset), "%s: device buffers", name);
-    ts_status st = tsk_gpu_apply(op, &ds.v, &dd.v, &l, &err);
-    CHECK_MSG(st == TS_OK, "%s: %s", name, err.msg);
-    CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s: kernel failed", name);
-    timg_poison(&got);
-    CHECK_MSG(timg_dev_download(&got, &dd), "%s: download", name);
-    CHECK_MSG(timg_views_equal(&got, want, name), "%s: differs from the reference", name);
-    timg_dev_free(&ds);
-    timg_dev_free(&dd);
-    timg_free(&got);
 }
 
 /* Output region r of code applied to an in_w x in_h image; src holds
@@ -65,21 +40,13 @@ static void check_region(int code, ts_type t, int c, int in_w, int in_h, ts_rect
     int out_w, out_h;
     tsk_out_size(&op, in_w, in_h, &out_w, &out_h);
     ts_rect n = tsk_need(&op, in_w, in_h, r);
-    int sx0 = n.x0 - grow < 0 ? 0 : n.x0 - grow, sy0 = n.y0 - grow < 0 ? 0 : n.y0 - grow;
-    int sx1 = n.x0 + n.w + grow > in_w ? in_w : n.x0 + n.w + grow;
-    int sy1 = n.y0 + n.h + grow > in_h ? in_h : n.y0 + n.h + grow;
-    ts_view src = timg_alloc(sx0, sy0, sx1 - sx0, sy1 - sy0, in_w, in_h, c, t);
+    ts_rect s = timg_grow(n, grow, in_w, in_h);
+    ts_view src = timg_alloc(s.x0, s.y0, s.w, s.h, in_w, in_h, c, t);
     ts_view want = timg_alloc(r.x0, r.y0, r.w, r.h, out_w, out_h, c, t);
-    ts_err err = { TS_OK, "" };
     char tag[160];
     snprintf(tag, sizeof tag, "code %d %s c%d in %dx%d out region %d,%d %dx%d grow %d offset %zu", code,
-             type_name(t), c, in_w, in_h, r.x0, r.y0, r.w, r.h, grow, offset);
-    timg_random(&src);
-    timg_poison(&want);
-    CHECK_MSG(tsk_ref_apply(&op, &src, &want, &err) == TS_OK, "%s: reference: %s", tag, err.msg);
-    for (int v = v_first; v <= v_last; v++) gpu_check(&op, v, &src, &want, offset, tag);
-    timg_free(&src);
-    timg_free(&want);
+             timg_type_name(t), c, in_w, in_h, r.x0, r.y0, r.w, r.h, grow, offset);
+    timg_check_versions_exact(&op, &src, &want, offset, v_first, v_last, tag);
 }
 
 static void check_whole(int code, ts_type t, int c, int in_w, int in_h, int v_first, int v_last)
@@ -156,11 +123,8 @@ int main(void)
 {
     check_seed();
     if (!timg_gpu_ready()) return 77;
-    quick = getenv("TS_TEST_QUICK") && atoi(getenv("TS_TEST_QUICK"));
-    int versions = tsk_version_count(TSK_ORIENT);
-    CHECK(versions >= 1);
-    CHECK(tsk_default_version(TSK_ORIENT) >= 1 && tsk_default_version(TSK_ORIENT) <= versions);
-    for (int v = 1; v <= versions; v++) CHECK(strncmp(tsk_version_name(TSK_ORIENT, v), "v", 1) == 0);
+    quick = timg_quick();
+    int versions = timg_check_version_table(TSK_ORIENT);
     test_all_combinations(versions);
     test_regions(versions);
     if (!quick) test_large(versions);

@@ -17,12 +17,10 @@ int main(void)
 #else
 #include <cuda_runtime_api.h>
 
+static int quick; /* timg_quick() */
+
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 static const tsk_kind kinds[3] = { TSK_MATRIX, TSK_PREMUL, TSK_UNPREMUL };
-
-/* TS_TEST_QUICK=1: small sizes only, for runs under compute-sanitizer. */
-static int quick;
-
 
 /* Coefficients in [-0.75, 1.25]: results run below 0 and above max, so
  * saturation is exercised as well as rounding. */
@@ -40,54 +38,21 @@ static tsk_op make_op(tsk_kind kind)
     return op;
 }
 
-static const char *type_name(ts_type t) { return t == TS_U8 ? "u8" : t == TS_U16 ? "u16" : "f32"; }
-
-/* Run op on the GPU with the given version from host src into dst's
- * region, then compare with want. offset misaligns the device rows. */
-static void gpu_check(const tsk_op *op, int version, const ts_view *src, const ts_view *want, size_t offset,
-                      const char *tag)
-{
-    timg_dev_view ds, dd;
-    ts_view got = timg_alloc(want->x0, want->y0, want->w, want->h, want->full_w, want->full_h, want->c, want->type);
-    tsk_launch l = { 0, version, TS_PATH_GLOBAL, 0 };
-    ts_err err = { TS_OK, "" };
-    char name[200];
-    snprintf(name, sizeof name, "%s v%d", tag, version);
-    CHECK_MSG(timg_dev_upload(&ds, src, offset) && timg_dev_poisoned(&dd, want, offset), "%s: device buffers", name);
-    ts_status st = tsk_gpu_apply(op, &ds.v, &dd.v, &l, &err);
-    CHECK_MSG(st == TS_OK, "%s: %s", name, err.msg);
-    CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s: kernel failed", name);
-    timg_poison(&got);
-    CHECK_MSG(timg_dev_download(&got, &dd), "%s: download", name);
-    CHECK_MSG(timg_views_equal(&got, want, name), "%s: differs from the reference", name);
-    timg_dev_free(&ds);
-    timg_dev_free(&dd);
-    timg_free(&got);
-}
-
 /* One op on region r of a full_w x full_h image; src holds r grown by
  * `grow` pixels (clipped), as a planner may hand over more than needed.
  * The reference runs once; each listed version must match it. */
 static void check_region(tsk_kind kind, ts_type t, int c, int full_w, int full_h, ts_rect r, int grow,
                          size_t offset, int v_first, int v_last)
 {
-    int sx0 = r.x0 - grow < 0 ? 0 : r.x0 - grow, sy0 = r.y0 - grow < 0 ? 0 : r.y0 - grow;
-    int sx1 = r.x0 + r.w + grow > full_w ? full_w : r.x0 + r.w + grow;
-    int sy1 = r.y0 + r.h + grow > full_h ? full_h : r.y0 + r.h + grow;
-    ts_view src = timg_alloc(sx0, sy0, sx1 - sx0, sy1 - sy0, full_w, full_h, c, t);
+    ts_rect s = timg_grow(r, grow, full_w, full_h);
+    ts_view src = timg_alloc(s.x0, s.y0, s.w, s.h, full_w, full_h, c, t);
     ts_view want = timg_alloc(r.x0, r.y0, r.w, r.h, full_w, full_h, c, t);
     tsk_op op = make_op(kind);
-    ts_err err = { TS_OK, "" };
     char tag[160];
     snprintf(tag, sizeof tag, "%s %s c%d %dx%d region %d,%d %dx%d grow %d offset %zu",
-             kind == TSK_MATRIX ? "matrix" : kind == TSK_PREMUL ? "premul" : "unpremul", type_name(t), c, full_w,
+             kind == TSK_MATRIX ? "matrix" : kind == TSK_PREMUL ? "premul" : "unpremul", timg_type_name(t), c, full_w,
              full_h, r.x0, r.y0, r.w, r.h, grow, offset);
-    timg_random(&src);
-    timg_poison(&want);
-    CHECK_MSG(tsk_ref_apply(&op, &src, &want, &err) == TS_OK, "%s: reference: %s", tag, err.msg);
-    for (int v = v_first; v <= v_last; v++) gpu_check(&op, v, &src, &want, offset, tag);
-    timg_free(&src);
-    timg_free(&want);
+    timg_check_versions_exact(&op, &src, &want, offset, v_first, v_last, tag);
 }
 
 static void check_whole(tsk_kind kind, ts_type t, int c, int w, int h, int v_first, int v_last)
@@ -197,12 +162,9 @@ int main(void)
 {
     check_seed();
     if (!timg_gpu_ready()) return 77;
-    quick = getenv("TS_TEST_QUICK") && atoi(getenv("TS_TEST_QUICK"));
-    int versions = tsk_version_count(TSK_MATRIX);
-    CHECK(versions >= 1);
-    CHECK(tsk_default_version(TSK_MATRIX) >= 1 && tsk_default_version(TSK_MATRIX) <= versions);
+    quick = timg_quick();
+    int versions = timg_check_version_table(TSK_MATRIX);
     CHECK_EQ_INT(tsk_version_count(TSK_PREMUL), versions);
-    for (int v = 1; v <= versions; v++) CHECK(strncmp(tsk_version_name(TSK_MATRIX, v), "v", 1) == 0);
     test_all_combinations(versions);
     test_regions(versions);
     if (!quick) test_large(versions);

@@ -26,6 +26,7 @@
 #include "check.h"
 #include "testimg.h"
 #include "tilestream.h"
+#include "testengine.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,33 +65,6 @@ typedef struct rig {
     ts_engine *tex_odd;      /* texture, 3 streams, 97 x 61 tiles */
 } rig;
 
-static ts_engine *make_engine(int streams, int tw, int th, ts_path path)
-{
-    ts_engine_opts o;
-    memset(&o, 0, sizeof o);
-    o.streams = streams;
-    o.tile_w = tw;
-    o.tile_h = th;
-    o.path = path;
-    ts_engine *e = NULL;
-    ts_err err = {0};
-    CHECK_MSG(ts_engine_create(&o, &e, &err) == TS_OK, "%s", err.msg);
-    return e;
-}
-
-static ts_view view_of(const ts_image *img)
-{
-    ts_view v;
-    memset(&v, 0, sizeof v);
-    v.data = img->data;
-    v.pitch = img->stride;
-    v.w = v.full_w = img->w;
-    v.h = v.full_h = img->h;
-    v.c = img->c;
-    v.type = img->type;
-    return v;
-}
-
 /* The smallest alpha within reach of (x, y): the alphas a derivative
  * filter mixes after unpremultiplying. */
 static double min_alpha(const ts_view *v, int x, int y, int reach)
@@ -118,7 +92,7 @@ static long over_bound(const ts_image *got, const ts_image *want, double bound, 
         *worst = INFINITY;
         return 1;
     }
-    ts_view g = view_of(got), w = view_of(want);
+    ts_view g = tengine_view(got), w = tengine_view(want);
     double maxv = ts_type_max(got->type);
     int alpha = got->c == 2 || got->c == 4, shown = 0;
     long bad = 0;
@@ -208,29 +182,17 @@ static void run_case(rig *R, const tex_case *tc, const ts_chain *chain, const ts
     ts_image_free(&tw);
 }
 
-static int random_image(ts_image *img, int w, int h, int c, ts_type t)
-{
-    ts_err err = {0};
-    if (ts_image_alloc(img, w, h, c, t, 0, NULL, &err) != TS_OK) return 0;
-    ts_view v = view_of(img);
-    timg_random(&v);
-    return 1;
-}
-
 int main(void)
 {
     check_seed();
     char name[160];
     ts_err err = {0};
-    if (!ts_gpu_probe(name, sizeof name, &err)) {
-        fprintf(stderr, "skipping: %s\n", err.msg);
-        return 77;
-    }
+    if (!tengine_gpu_ready(name, sizeof name)) return 77;
     int small = getenv("TS_ENGINE_SMALL") != NULL;
     const char *table_path = getenv("TS_TEXTURE_TABLE");
     if (table_path && !(table = fopen(table_path, "w"))) fprintf(stderr, "%s: cannot write\n", table_path);
-    rig R = {make_engine(4, 256, 64, TS_PATH_GLOBAL), make_engine(1, 0, 0, TS_PATH_TEXTURE),
-             make_engine(4, 256, 64, TS_PATH_TEXTURE), make_engine(3, 97, 61, TS_PATH_TEXTURE)};
+    rig R = {tengine_make(0, 4, 256, 64, TS_PATH_GLOBAL), tengine_make(0, 1, 0, 0, TS_PATH_TEXTURE),
+             tengine_make(0, 4, 256, 64, TS_PATH_TEXTURE), tengine_make(0, 3, 97, 61, TS_PATH_TEXTURE)};
     if (!R.global || !R.tex_whole || !R.tex_tiles || !R.tex_odd) return check_exit();
 
     /* Random images: photo-sized RGB and RGBA, a 16-bit grey one, a small
@@ -253,7 +215,7 @@ int main(void)
             char label[64];
             int ok;
             if (k < (int)(sizeof shapes / sizeof shapes[0])) {
-                ok = random_image(&in, shapes[k].w, shapes[k].h, shapes[k].c, shapes[k].t);
+                ok = tengine_random_image(&in, shapes[k].w, shapes[k].h, shapes[k].c, shapes[k].t, NULL);
                 snprintf(label, sizeof label, "random %dx%dx%d %s", shapes[k].w, shapes[k].h, shapes[k].c,
                          shapes[k].t == TS_U8 ? "u8" : "u16");
             } else {

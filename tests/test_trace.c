@@ -2,6 +2,7 @@
  * the busy-time union, and the Chrome JSON and SVG writers. */
 #include "check.h"
 #include "tilestream.h"
+#include "trace_internal.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -94,6 +94,26 @@ static inline double timg_compare(const ts_view *got, const ts_view *want, doubl
     return worst;
 }
 
+static inline const char *timg_type_name(ts_type t) { return t == TS_U8 ? "u8" : t == TS_U16 ? "u16" : "f32"; }
+
+/* r grown by `grow` pixels on every side, clipped to a w x h image: a
+ * source larger than needed, as a planner may hand over. */
+static inline ts_rect timg_grow(ts_rect r, int grow, int w, int h)
+{
+    int x0 = r.x0 - grow < 0 ? 0 : r.x0 - grow, y0 = r.y0 - grow < 0 ? 0 : r.y0 - grow;
+    int x1 = r.x0 + r.w + grow > w ? w : r.x0 + r.w + grow;
+    int y1 = r.y0 + r.h + grow > h ? h : r.y0 + r.h + grow;
+    ts_rect g = { x0, y0, x1 - x0, y1 - y0 };
+    return g;
+}
+
+/* TS_TEST_QUICK=1: small sizes only, for runs under compute-sanitizer. */
+static inline int timg_quick(void)
+{
+    const char *s = getenv("TS_TEST_QUICK");
+    return s && atoi(s);
+}
+
 #ifdef TS_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -193,6 +213,56 @@ static inline int timg_views_equal(const ts_view *got, const ts_view *want, cons
             return 0;
         }
     return 1;
+}
+
+/* Run op on the GPU with the given version from host src into a poisoned
+ * device copy of want's region, and require the result to equal want bit
+ * for bit. offset misaligns the device rows (see timg_dev_alloc). */
+static inline void timg_gpu_check_exact(const tsk_op *op, int version, const ts_view *src, const ts_view *want,
+                                        size_t offset, const char *tag)
+{
+    timg_dev_view ds, dd;
+    ts_view got = timg_alloc(want->x0, want->y0, want->w, want->h, want->full_w, want->full_h, want->c, want->type);
+    tsk_launch l = { 0, version, TS_PATH_GLOBAL, 0 };
+    ts_err err = { TS_OK, "" };
+    char name[200];
+    snprintf(name, sizeof name, "%s v%d", tag, version);
+    CHECK_MSG(timg_dev_upload(&ds, src, offset) && timg_dev_poisoned(&dd, want, offset), "%s: device buffers", name);
+    ts_status st = tsk_gpu_apply(op, &ds.v, &dd.v, &l, &err);
+    CHECK_MSG(st == TS_OK, "%s: %s", name, err.msg);
+    CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s: kernel failed", name);
+    timg_poison(&got);
+    CHECK_MSG(timg_dev_download(&got, &dd), "%s: download", name);
+    CHECK_MSG(timg_views_equal(&got, want, name), "%s: differs from the reference", name);
+    timg_dev_free(&ds);
+    timg_dev_free(&dd);
+    timg_free(&got);
+}
+
+/* The exact kinds' pattern: src filled at random, the reference run once
+ * into a poisoned want, versions v_first..v_last each required to equal it;
+ * src and want are freed. */
+static inline void timg_check_versions_exact(const tsk_op *op, ts_view *src, ts_view *want, size_t offset,
+                                             int v_first, int v_last, const char *tag)
+{
+    ts_err err = { TS_OK, "" };
+    timg_random(src);
+    timg_poison(want);
+    CHECK_MSG(tsk_ref_apply(op, src, want, &err) == TS_OK, "%s: reference: %s", tag, err.msg);
+    for (int v = v_first; v <= v_last; v++) timg_gpu_check_exact(op, v, src, want, offset, tag);
+    timg_free(src);
+    timg_free(want);
+}
+
+/* The version table of kind: at least one version, the default among them,
+ * every name starting "vN". Returns the count. */
+static inline int timg_check_version_table(tsk_kind kind)
+{
+    int versions = tsk_version_count(kind);
+    CHECK(versions >= 1);
+    CHECK(tsk_default_version(kind) >= 1 && tsk_default_version(kind) <= versions);
+    for (int v = 1; v <= versions; v++) CHECK(strncmp(tsk_version_name(kind, v), "v", 1) == 0);
+    return versions;
 }
 #endif
 

@@ -5,7 +5,9 @@
  * with decoded images and drains in submission order. Workers prefer
  * encoding to decoding, so finished images leave memory first. */
 #include "pool.h"
+#include "engine_internal.h"
 #include "tilestream.h"
+#include "trace_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

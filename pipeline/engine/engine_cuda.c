@@ -16,7 +16,9 @@
  *
  * Threads: submit and collect belong to one thread; the pinned pool
  * (ts_engine_allocator) may be used from any thread. */
+#include "engine_internal.h"
 #include "plan.h"
+#include "trace_internal.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>

@@ -1,5 +1,6 @@
 /* engine_nocuda.c - the GPU engine in a build without CUDA: creating one
  * says why it cannot be, so callers fall back to the CPU backend. */
+#include "engine_internal.h"
 #include "tilestream.h"
 
 #include <string.h>

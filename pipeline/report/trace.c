@@ -6,6 +6,7 @@
  * adding one is cheap under the mutex (decode workers and the GPU engine
  * add events from different threads). */
 #include "tilestream.h"
+#include "trace_internal.h"
 
 #include <errno.h>
 #include <math.h>
