@@ -195,6 +195,7 @@ ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
  * give the per-stage table, the --report JSON, the Chrome trace and the SVG
  * timeline. The library's engines and batch runner record the events
  * (pipeline/report/trace.c; recording: trace_internal.h). */
+double ts_now(void);   /* monotonic seconds (the clock of trace events and progress) */
 typedef struct ts_trace ts_trace;
 
 ts_trace *ts_trace_create(void);

@@ -10,7 +10,6 @@
 extern "C" {
 #endif
 
-double ts_now(void);                                  /* monotonic seconds */
 int ts_trace_lane(ts_trace *t, const char *name);     /* find or add a lane: "decode 0", "stream 1" */
 void ts_trace_add(ts_trace *t, int lane, const char *stage, double t0, double t1,
                   uint64_t bytes, int image);         /* times from ts_now(); image index or -1 */
