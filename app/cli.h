@@ -23,6 +23,10 @@ typedef struct cli_opts {
     int skip_existing, overwrite, dry_run, keep_orientation;
     uint64_t max_pixels;
     int accept_damaged;         /* --accept-damaged */
+    uint64_t memory;            /* --memory BYTES (0 = default) */
+    const char *gpus;           /* --gpus all|N|LIST */
+    ts_codec codec;             /* --codec auto|cpu|gpu */
+    int no_shrink_on_load;      /* --no-shrink-on-load */
     const char *report, *trace, *timeline, *json;
     const char *diff_out, *html;  /* compare: heat maps folder, page */
     int quiet, verbose;

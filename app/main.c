@@ -38,6 +38,11 @@ static const char *const USAGE_RUN =
     "  --keep-orientation   do not apply the EXIF orientation\n"
     "  --max-pixels N       refuse larger images (default 1073741824)\n"
     "  --accept-damaged     decode corrupt or truncated JPEGs as far as possible (default: refuse)\n"
+    "  --memory BYTES       images in flight, decoded to encoded, e.g. 4G or 512M (default: 1/4 of RAM,\n"
+    "                       at most 8G); an image larger than this runs alone\n"
+    "  --gpus G             all (default) | N (the first N) | a list: 0,1 or 1, (device 1) or 0,0 (two engines)\n"
+    "  --codec C            JPEG codec: auto (GPU where built and possible, default) | cpu | gpu\n"
+    "  --no-shrink-on-load  decode JPEGs whole even when the chain starts by shrinking 2x or more\n"
     "  --report FILE.json   per-image and per-stage figures\n"
     "  --trace FILE.json    Chrome trace (Perfetto, chrome://tracing): one lane per stream and worker\n"
     "  --timeline FILE.svg  the same timeline as a picture\n"
@@ -123,6 +128,28 @@ static int parse_size(const char *s, int *w, int *h)
     return 1;
 }
 
+/* "4G", "512M", "64k", "1000000": bytes (K, M, G, T are powers of 1024). */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-') return 0;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    case '\0': break;
+    default: return 0;
+    }
+    if (*end && end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB")) return 0;
+    if (v == 0 || v > (UINT64_MAX >> shift)) return 0;
+    *out = (uint64_t)v << shift;
+    return 1;
+}
+
 int cli_parse(int argc, char **argv, int first, const char *command, cli_opts *o, int *help)
 {
     memset(o, 0, sizeof *o);
@@ -186,7 +213,20 @@ int cli_parse(int argc, char **argv, int first, const char *command, cli_opts *o
             unsigned long long mp = strtoull(v, &end, 10);
             if (end == v || *end || mp == 0) return bad_usage(command, "--max-pixels wants a positive number, not '%s'", v);
             o->max_pixels = mp;
-        } else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
+        } else if (!strcmp(a, "--memory")) {
+            NEED_VALUE();
+            if (!parse_bytes(v, &o->memory)) return bad_usage(command, "--memory wants bytes such as 4G, 512M or 1000000, not '%s'", v);
+        } else if (!strcmp(a, "--gpus")) {
+            NEED_VALUE();
+            o->gpus = v;
+        } else if (!strcmp(a, "--codec")) {
+            NEED_VALUE();
+            if (!strcmp(v, "auto")) o->codec = TS_CODEC_AUTO;
+            else if (!strcmp(v, "cpu")) o->codec = TS_CODEC_CPU;
+            else if (!strcmp(v, "gpu")) o->codec = TS_CODEC_GPU;
+            else return bad_usage(command, "--codec is auto, cpu or gpu, not '%s'", v);
+        } else if (!strcmp(a, "--no-shrink-on-load")) o->no_shrink_on_load = 1;
+        else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
         else if (!strcmp(a, "--overwrite")) o->overwrite = 1;
         else if (!strcmp(a, "--dry-run")) o->dry_run = 1;
         else if (!strcmp(a, "--keep-orientation")) o->keep_orientation = 1;

@@ -128,6 +128,12 @@ ts_status ts_image_probe(const char *path, ts_image_info *info, ts_err *err)
 ts_status ts_image_load(const char *path, const ts_load_opts *opts,
                         ts_image *img, ts_err *err)
 {
+    return ts_image_load_scaled(path, opts, 1, img, err);
+}
+
+ts_status ts_image_load_scaled(const char *path, const ts_load_opts *opts, int scale,
+                               ts_image *img, ts_err *err)
+{
     FILE *f = NULL;
     ts_format fmt;
     ts_load_limits lim = {0};
@@ -142,6 +148,11 @@ ts_status ts_image_load(const char *path, const ts_load_opts *opts,
     if (!(opts && opts->max_pixels) && lim.file_bytes)
         lim.max_bytes = ts_bomb_budget(lim.file_bytes);
     lim.accept_damaged = opts ? opts->accept_damaged : 0;
+    if (scale != 1 && scale != 2 && scale != 4 && scale != 8) {
+        fclose(f);
+        return ts_err_set(err, TS_E_ARG, "%s: decode scale 1/%d (1, 2, 4 or 8)", path, scale);
+    }
+    lim.scale_denom = scale;
     if (fmt == TS_FMT_PNG)
         st = ts_png_load(f, path, &lim, a, img, err);
     else

@@ -31,6 +31,7 @@ typedef struct ts_load_limits {
     uint64_t max_bytes;
     uint64_t file_bytes;
     int accept_damaged;
+    int scale_denom;        /* JPEG: decode at 1/scale_denom (1, 2, 4, 8; 0 = 1) */
 } ts_load_limits;
 
 /* The decompression-bomb guard used at the default limits: a decode may

@@ -335,6 +335,11 @@ static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
         d->out_color_space = JCS_CMYK;
     else
         d->out_color_space = JCS_RGB;
+    if (job->lim->scale_denom > 1) {
+        /* DCT scaling: libjpeg-turbo's reduced-size IDCT, ceil(w / denom) wide */
+        d->scale_num = 1;
+        d->scale_denom = (unsigned int)job->lim->scale_denom;
+    }
     jpeg_calc_output_dimensions(d);
     int c = d->out_color_space == JCS_GRAYSCALE ? 1 : 3;
 
