@@ -2,3 +2,7 @@
 # shrink on load (JPEG DCT scaling) against decoding whole.
 ts_add_test(test_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch.c LABELS cpu)
 target_link_libraries(test_batch PRIVATE m)
+# --gpus: two engines on one device (or one per device) from one queue give
+# the same outputs as one engine; a stage line and a trace process per engine.
+ts_add_test(test_batch_gpus SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch_gpus.c LABELS gpu)
+target_link_libraries(test_batch_gpus PRIVATE m)
