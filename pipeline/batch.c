@@ -371,9 +371,14 @@ static int shrink_plan(batch *b, int w, int h, int o, ts_chain **chain)
     if (b->o->keep_orientation || o < 1 || o > 8) o = 1;
     int ow = o >= 5 ? h : w, oh = o >= 5 ? w : h, fw = 0, fh = 0;
     if (ts_chain_out_size(b->first_op, ow, oh, 3, &fw, &fh, NULL) != TS_OK) return 1;
+    /* Only scales that divide both sides: the reduced image then covers
+     * exactly the same area (ceil(w / d) pixels of d would reach past a
+     * side that d does not divide, shifting the resize by up to a pixel of
+     * the reduced image at the far edge; measured: 32 dB instead of 38 at
+     * 1/8 on a 1999 x 1501 photo). Camera sizes are multiples of 8. */
     int scale = 1;
     for (int d = 8; d >= 2 && scale == 1; d /= 2)
-        if ((int64_t)fw * d <= ow && (int64_t)fh * d <= oh) scale = d;
+        if ((int64_t)fw * d <= ow && (int64_t)fh * d <= oh && ow % d == 0 && oh % d == 0) scale = d;
     if (scale == 1) return 1;
     char text[4096];
     int n = snprintf(text, sizeof text, "resize=w=%d:h=%d%s%s%s%s%s%s", fw, fh, b->shrink_interp[0] ? ":interp=" : "",

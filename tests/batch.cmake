@@ -6,3 +6,6 @@ target_link_libraries(test_batch PRIVATE m)
 # the same outputs as one engine; a stage line and a trace process per engine.
 ts_add_test(test_batch_gpus SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch_gpus.c LABELS gpu)
 target_link_libraries(test_batch_gpus PRIVATE m)
+# Shrink on load: JPEG DCT-scaled decodes against decoding whole (size exact, PSNR bound).
+ts_add_test(test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c LABELS cpu)
+target_link_libraries(test_shrink PRIVATE m)

@@ -16,7 +16,7 @@
 
 /* Smooth gradients, a few hard edges and noise: content a JPEG codec and
  * a blur treat as they treat photos (never flat, never zeros). */
-static void bu_fill(ts_image *img, unsigned seed)
+static inline void bu_fill(ts_image *img, unsigned seed)
 {
     for (int y = 0; y < img->h; y++) {
         unsigned char *row = img->data + (size_t)y * img->stride;
@@ -31,7 +31,7 @@ static void bu_fill(ts_image *img, unsigned seed)
 }
 
 /* Write one image of w x h x c to dir/name (format from the extension). */
-static int bu_write(const char *dir, const char *name, int w, int h, int c, unsigned seed)
+static inline int bu_write(const char *dir, const char *name, int w, int h, int c, unsigned seed)
 {
     ts_image img;
     ts_err err = {0};
@@ -47,14 +47,14 @@ static int bu_write(const char *dir, const char *name, int w, int h, int c, unsi
 }
 
 /* A fresh temporary folder (mkdtemp); path is written into buf. */
-static int bu_tempdir(char *buf, size_t n, const char *tag)
+static inline int bu_tempdir(char *buf, size_t n, const char *tag)
 {
     const char *tmp = getenv("TMPDIR");
     snprintf(buf, n, "%s/ts-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
     return mkdtemp(buf) != NULL;
 }
 
-static void bu_rmtree(const char *dir)
+static inline void bu_rmtree(const char *dir)
 {
     char cmd[8400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -62,7 +62,7 @@ static void bu_rmtree(const char *dir)
 }
 
 /* Read a whole file (malloc'd); NULL when it cannot be read. */
-static unsigned char *bu_slurp(const char *path, size_t *len)
+static inline unsigned char *bu_slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -77,7 +77,7 @@ static unsigned char *bu_slurp(const char *path, size_t *len)
 }
 
 /* The two files hold the same bytes. */
-static int bu_same_file(const char *a, const char *b)
+static inline int bu_same_file(const char *a, const char *b)
 {
     size_t la = 0, lb = 0;
     unsigned char *pa = bu_slurp(a, &la), *pb = bu_slurp(b, &lb);
@@ -89,7 +89,7 @@ static int bu_same_file(const char *a, const char *b)
 
 /* Output path of image i of r with its folder part outdir_a replaced by
  * outdir_b (same relative name in another run). */
-static void bu_other_output(const char *out, const char *outdir_a, const char *outdir_b, char *buf, size_t n)
+static inline void bu_other_output(const char *out, const char *outdir_a, const char *outdir_b, char *buf, size_t n)
 {
     size_t la = strlen(outdir_a);
     snprintf(buf, n, "%s%s", outdir_b, strncmp(out, outdir_a, la) ? out : out + la);
