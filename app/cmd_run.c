@@ -96,6 +96,8 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
     if (r->n_engines)
         printf("; decoded into pinned memory %d, pageable %d\n", r->decoded_pinned, r->decoded_pageable);
     if (r->shrunk_on_load) printf("shrink on load: %d JPEGs decoded at reduced size\n", r->shrunk_on_load);
+    if (r->codec_note[0])
+        printf("jpeg codec: %s; nvJPEG decoded %d, encoded %d\n", r->codec_note, r->gpu_decoded, r->gpu_encoded);
     printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s, "
            "overlap efficiency %.2f\n",
            r->n_images, r->n_ok, r->n_failed, r->n_skipped, r->wall_s, r->wall_s > 0 ? r->n_ok / r->wall_s : 0,

@@ -4,6 +4,7 @@
  * worker itself (CPU backend) or on the GPU engine, which one thread feeds
  * with decoded images and drains in submission order. Workers prefer
  * encoding to decoding, so finished images leave memory first. */
+#include "gpu_codec.h"
 #include "pool.h"
 #include "tilestream.h"
 
@@ -272,6 +273,10 @@ typedef struct batch {
     int fatal;                /* a device error: stop everything */
     ts_err fatal_err;
     int pinned_decodes, pageable_decodes;
+    ts_gpu_codec *gpu_codec;  /* nvJPEG on the first engine's device, when --codec takes it */
+    ts_gpu_coder *coders[256];/* one per worker, made on first use */
+    int coder_failed[256];
+    int gpu_decoded, gpu_encoded;
 } batch;
 
 static int stopping(const batch *b) { return b->fatal || (b->o->stop && *b->o->stop); }
@@ -426,15 +431,39 @@ static void probe(batch *b, int i)
 
 /* ---------------------------------------------------------------- stages */
 
-/* Decode job i (no lock held). Returns 1 if it is ready for the ops. */
-static int decode(batch *b, int i, int lane)
+/* Worker w's nvJPEG state, made on first use; NULL without GPU codecs. */
+static ts_gpu_coder *coder_for(batch *b, int w)
+{
+    if (!b->gpu_codec || w < 0 || w >= 256 || b->coder_failed[w]) return NULL;
+    if (!b->coders[w] && ts_gpu_coder_create(b->gpu_codec, &b->coders[w], NULL) != TS_OK) b->coder_failed[w] = 1;
+    return b->coders[w];
+}
+
+/* Decode job i (no lock held) on worker w. Returns 1 if it is ready for
+ * the ops. JPEGs go to nvJPEG when the run has it and the file suits it;
+ * the rest, and whatever nvJPEG refuses, to the CPU decoders. */
+static int decode(batch *b, int i, int lane, int w)
 {
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
     ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->decode_alloc : NULL, b->o->accept_damaged };
     double t0 = ts_now();
-    ts_status st = ts_image_load_scaled(res->input, &lo, j->scale, &j->in, &e);
+    ts_gpu_coder *k = j->scale == 1 && !b->o->accept_damaged ? coder_for(b, w) : NULL;
+    int cpu = 1;
+    ts_status st = k ? ts_gpu_decode_file(k, res->input, &lo, &j->in, &cpu, &e) : TS_E_FORMAT;
+    if (k && !cpu) {
+        double t1 = ts_now();
+        res->decode_s = t1 - t0;
+        res->in_bytes = file_size(res->input);
+        if (st != TS_OK) { fail(b, i, st, &e); return 0; }
+        __atomic_add_fetch(&b->gpu_decoded, 1, __ATOMIC_RELAXED);
+        res->w = j->in.w; res->h = j->in.h; res->c = j->in.c; res->type = j->in.type;
+        trace(b, lane, "decode (gpu)", t0, t1, image_bytes(&j->in), i);
+        return 1;
+    }
+    memset(&e, 0, sizeof e);
+    st = ts_image_load_scaled(res->input, &lo, j->scale, &j->in, &e);
     double t1 = ts_now();
     res->decode_s = t1 - t0;
     res->in_bytes = file_size(res->input);
@@ -462,7 +491,7 @@ static void cpu_ops(batch *b, int i, int lane)
     trace(b, lane, "ops (cpu)", t0, t1, image_bytes(&j->in) + image_bytes(&j->out), i);
 }
 
-static void encode(batch *b, int i, int lane)
+static void encode(batch *b, int i, int lane, int w)
 {
     job *j = &b->jobs[i];
     ts_image_result *res = &b->r->images[i];
@@ -475,12 +504,23 @@ static void encode(batch *b, int i, int lane)
     res->out_w = j->out.w; res->out_h = j->out.h;
     double t0 = ts_now();
     ts_status st = make_parent_dirs(res->output, &e);
-    if (st == TS_OK) st = ts_image_save(res->output, &j->out, &so, &e);
+    ts_gpu_coder *k = j->out_format == TS_FMT_JPEG ? coder_for(b, w) : NULL;
+    int on_gpu = 0;
+    if (st == TS_OK && k) {
+        int cpu = 1;
+        ts_status g = ts_gpu_save_jpeg(k, res->output, &j->out, b->o->quality ? b->o->quality : 90, &cpu, &e);
+        if (!cpu) { st = g; on_gpu = 1; }   /* else nothing was written: the CPU writer does it */
+    }
+    if (st == TS_OK && !on_gpu) {
+        memset(&e, 0, sizeof e);
+        st = ts_image_save(res->output, &j->out, &so, &e);
+    }
+    if (st == TS_OK && on_gpu) __atomic_add_fetch(&b->gpu_encoded, 1, __ATOMIC_RELAXED);
     double t1 = ts_now();
     res->encode_s = t1 - t0;
     if (st != TS_OK) { fail(b, i, st, &e); return; }
     res->out_bytes = file_size(res->output);
-    trace(b, lane, "encode", t0, t1, image_bytes(&j->out), i);
+    trace(b, lane, on_gpu ? "encode (gpu)" : "encode", t0, t1, image_bytes(&j->out), i);
 }
 
 /* ---------------------------------------------------------------- workers */
@@ -546,10 +586,10 @@ static int next_work(batch *b, int *i)
     }
 }
 
-typedef struct worker_arg { batch *b; int lane; } worker_arg;
+typedef struct worker_arg { batch *b; int lane, index; } worker_arg;
 
 /* Run one piece of work (no lock held); returns 1 when the job is done. */
-static int do_work(batch *b, int kind, int i, int lane)
+static int do_work(batch *b, int kind, int i, int lane, int w)
 {
     ts_image_result *res = &b->r->images[i];
     if (kind == WORK_PROBE) {
@@ -557,13 +597,13 @@ static int do_work(batch *b, int kind, int i, int lane)
         return 0;
     }
     if (kind == WORK_ENCODE) {
-        if (res->status == TS_OK) encode(b, i, lane);
+        if (res->status == TS_OK) encode(b, i, lane, w);
         return 1;
     }
-    if (!decode(b, i, lane)) return 1;
+    if (!decode(b, i, lane, w)) return 1;
     if (b->use_gpu) return 0;
     cpu_ops(b, i, lane);
-    if (res->status == TS_OK) encode(b, i, lane);
+    if (res->status == TS_OK) encode(b, i, lane, w);
     return 1;
 }
 
@@ -577,7 +617,7 @@ static void *worker(void *p)
         if (kind == WORK_ALL_DONE) break;
         pthread_mutex_unlock(&b->lock);
         ts_pool_busy(b->pool, 1); /* codecs count against the CPU ops' thread limit too */
-        int finished = do_work(b, kind, i, wa->lane);
+        int finished = do_work(b, kind, i, wa->lane, wa->index);
         ts_pool_busy(b->pool, 0);
         pthread_mutex_lock(&b->lock);
         if (finished) finish(b, i);
@@ -776,6 +816,34 @@ static void decode_free(void *ctx, void *p)
     a.free(a.ctx, p);
 }
 
+/* --codec: nvJPEG on the first engine's device. auto takes it only with
+ * the hardware decoder: the hybrid backend decodes Huffman on one CPU
+ * core per image, no faster than libjpeg-turbo on the same core. */
+static ts_status start_gpu_codec(batch *b, ts_err *err)
+{
+    ts_codec want = b->o->codec;
+    ts_err why = { 0 };
+    int hardware = 0;
+    if (want == TS_CODEC_CPU) {
+        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (asked for with --codec cpu)");
+        return TS_OK;
+    }
+    if (ts_gpu_codec_create(b->engines[0].device, &b->gpu_codec, &hardware, &why) != TS_OK) {
+        if (want == TS_CODEC_GPU) return ts_err_set(err, TS_E_DEVICE, "--codec gpu: %s", why.msg);
+        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (%.140s)", why.msg);
+        return TS_OK;
+    }
+    if (!hardware && want == TS_CODEC_AUTO) {
+        ts_gpu_codec_destroy(b->gpu_codec);
+        b->gpu_codec = NULL;
+        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (no hardware JPEG decoder on this GPU; --codec gpu uses nvJPEG's hybrid one)");
+        return TS_OK;
+    }
+    snprintf(b->r->codec_note, sizeof b->r->codec_note, "nvJPEG on device %d (%s decoder), CPU for what it does not take",
+             b->engines[0].device, hardware ? "hardware" : "hybrid");
+    return TS_OK;
+}
+
 /* One engine per entry of --gpus, each with its own pinned pool (its
  * share of the pinned limit), streams and slots. */
 static ts_status start_engines(batch *b, ts_err *err)
@@ -828,13 +896,15 @@ static ts_status start_engines(batch *b, ts_err *err)
     ts_engine_peak_rates(b->engines[0].e, &b->r->peak, &perr); /* zeros if it fails: the table then omits shares */
     if (o->trace) ts_trace_clear(o->trace);   /* drop the warm-up's events */
     b->decode_alloc = (ts_allocator){ decode_alloc, decode_free, b };
-    return TS_OK;
+    return start_gpu_codec(b, err);
 }
 
 static void batch_cleanup(batch *b)
 {
     for (int i = 0; i < 9; i++) ts_chain_free(b->chains[i]);
     ts_chain_free(b->first_op);
+    for (int w = 0; w < 256; w++) ts_gpu_coder_destroy(b->coders[w]);
+    ts_gpu_codec_destroy(b->gpu_codec);
     for (int k = 0; k < b->n_engines; k++) ts_engine_destroy(b->engines[k].e);
     if (b->jobs && b->r->images)
         for (int i = 0; i < b->r->n_images; i++) ts_chain_free(b->jobs[i].chain);
@@ -895,6 +965,7 @@ static ts_status run_threads(batch *b, ts_err *err)
         char lane[32];
         snprintf(lane, sizeof lane, "cpu worker %d", w);
         args[w].b = b;
+        args[w].index = w;
         args[w].lane = o->trace ? ts_trace_lane(o->trace, lane) : 0;
         if (pthread_create(&threads[w], NULL, worker, &args[w]) == 0) started++;
         else break;
@@ -903,7 +974,7 @@ static ts_status run_threads(batch *b, ts_err *err)
         if (pthread_create(&feeders[fed], NULL, gpu_feeder, &b->engines[k]) == 0) fed++;
     if (started == 0 || (b->use_gpu && fed == 0)) {
         /* no threads at all: do the CPU work on this thread */
-        if (started == 0 && !b->use_gpu) { args[0].b = b; args[0].lane = 0; worker(&args[0]); }
+        if (started == 0 && !b->use_gpu) { args[0].b = b; args[0].lane = 0; args[0].index = 0; worker(&args[0]); }
         else {
             st = ts_err_set(err, TS_E_NOMEM, "cannot start worker threads");
             pthread_mutex_lock(&b->lock);
@@ -960,6 +1031,9 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     if (st == TS_OK) st = collect_inputs(o, &l, err);
     if (st == TS_OK && l.n == 0) st = ts_err_set(err, TS_E_ARG, "no PNG or JPEG files found in the inputs");
     if (st == TS_OK) st = pick_device(o, r, &b.use_gpu, err);
+    if (st == TS_OK && o->codec == TS_CODEC_GPU && !b.use_gpu)
+        st = ts_err_set(err, TS_E_ARG, "--codec gpu needs the GPU (--device gpu or auto with a CUDA device)");
+    if (st == TS_OK && !b.use_gpu) snprintf(r->codec_note, sizeof r->codec_note, "cpu (the run is on the CPU)");
     if (st == TS_OK) {
         r->n_images = l.n;
         r->images = calloc((size_t)l.n, sizeof *r->images);
@@ -1004,6 +1078,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     ts_pool_free(b.pool);
     r->decoded_pinned = b.pinned_decodes;
     r->decoded_pageable = b.pageable_decodes;
+    r->gpu_decoded = b.gpu_decoded;
+    r->gpu_encoded = b.gpu_encoded;
     for (int i = 0; i < r->n_images; i++) r->shrunk_on_load += b.jobs[i].scale > 1 && r->images[i].status == TS_OK && !r->images[i].skipped;
     st = batch_status(&b, st, err);
     batch_cleanup(&b);

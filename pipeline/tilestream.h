@@ -417,6 +417,8 @@ typedef struct ts_batch_result {
     int engine_images[16];    /* images each engine processed */
     int decoded_pinned, decoded_pageable;   /* GPU runs: where decodes landed */
     int shrunk_on_load;       /* JPEGs decoded at reduced size */
+    int gpu_decoded, gpu_encoded;   /* JPEGs decoded / encoded by nvJPEG (--codec) */
+    char codec_note[160];     /* which JPEG codec and why */
 } ts_batch_result;
 
 /* TS_OK when every image succeeded; TS_E_CORRUPT etc. (the first failure's

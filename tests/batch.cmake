@@ -9,3 +9,8 @@ target_link_libraries(test_batch_gpus PRIVATE m)
 # Shrink on load: JPEG DCT-scaled decodes against decoding whole (size exact, PSNR bound).
 ts_add_test(test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c LABELS cpu)
 target_link_libraries(test_shrink PRIVATE m)
+# nvJPEG against libjpeg-turbo (decode agreement, encode quality, metadata)
+# and a mixed folder through --codec gpu and auto (pipeline/codec_nvjpeg.c).
+ts_add_test(test_nvjpeg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nvjpeg.c LABELS gpu)
+target_include_directories(test_nvjpeg PRIVATE ${PROJECT_SOURCE_DIR}/pipeline)
+target_link_libraries(test_nvjpeg PRIVATE m)
