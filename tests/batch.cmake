@@ -14,3 +14,7 @@ target_link_libraries(test_shrink PRIVATE m)
 ts_add_test(test_nvjpeg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nvjpeg.c LABELS gpu)
 target_include_directories(test_nvjpeg PRIVATE ${PROJECT_SOURCE_DIR}/pipeline)
 target_link_libraries(test_nvjpeg PRIVATE m)
+# The CPU half of GPU encoding: a finished stream written with EXIF, XMP and ICC.
+ts_add_test(test_bitstream SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bitstream.c LABELS cpu)
+target_include_directories(test_bitstream PRIVATE ${PROJECT_SOURCE_DIR}/pipeline)
+target_link_libraries(test_bitstream PRIVATE m)
