@@ -453,9 +453,12 @@ static void jpeg_header_body(jpeg_job *job, ts_image_info *info, ts_err *err)
     info->format = TS_FMT_JPEG;
     info->progressive = d->progressive_mode ? 1 : 0;
     info->color = jpeg_color_name(d->jpeg_color_space);
-    job->status = jpeg_check_size(job, info->c, err);
-    if (job->status != TS_OK)
+    ts_status st = jpeg_check_size(job, info->c, err);
+    if (st != TS_OK) {
+        job->status = st;
         return;
+    }
+    /* job->status stays what a libjpeg error jump means; OK only at the end */
     JOCTET *icc = NULL;
     unsigned int icc_len = 0;
     if (jpeg_read_icc_profile(d, &icc, &icc_len) && icc) {
@@ -466,6 +469,8 @@ static void jpeg_header_body(jpeg_job *job, ts_image_info *info, ts_err *err)
     job->img->orientation = info->orientation = jpeg_orientation(d);
     if (jpeg_copy_metadata(job) != TS_OK)
         job->status = ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the EXIF and XMP data", job->path);
+    else
+        job->status = TS_OK;
 }
 
 static ts_status jpeg_guarded_header(jpeg_job *job, ts_image_info *info, ts_err *err)

@@ -2,7 +2,8 @@
  * CPU half of GPU encoding: a finished JPEG stream written with the
  * image's EXIF orientation, XMP and ICC profile must load back with the
  * same pixels as the stream alone and the same metadata as the CPU writer
- * stores; streams that are not JPEG are refused. */
+ * stores; streams that are not JPEG are refused. And ts_jpeg_load_header,
+ * the CPU half of GPU decoding, against a full load. */
 #include "batch_util.h"
 #include "codec_internal.h"
 
@@ -23,8 +24,49 @@ static int same_pixels(const ts_image *a, const ts_image *b)
     return 1;
 }
 
+/* ts_jpeg_load_header (the CPU half of GPU decoding): the same size,
+ * limits and metadata as a full load, no pixels. */
+static void check_header(const char *name, ts_status want)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s/%s", TS_TEST_DATA, name);
+    FILE *f = NULL;
+    ts_format fmt;
+    ts_load_limits lim;
+    ts_image meta, full;
+    ts_image_info info;
+    ts_err err = {0}, err2 = {0};
+    CHECK(ts_open_for_load(path, NULL, &f, &fmt, &lim, &err) == TS_OK);
+    if (!f) return;
+    ts_status st = ts_jpeg_load_header(f, path, &lim, &meta, &info, &err);
+    fclose(f);
+    CHECK_MSG(st == want, "%s: status %d, wanted %d (%s)", name, (int)st, (int)want, err.msg);
+    ts_status full_st = ts_image_load(path, NULL, &full, &err2);
+    if (want != TS_OK) {
+        CHECK(full_st == want);   /* the full load refuses it the same way */
+        CHECK(strstr(err.msg, name) != NULL);
+        return;
+    }
+    CHECK(full_st == TS_OK);
+    CHECK(meta.data == NULL);
+    CHECK(info.w == full.w && info.h == full.h && info.c == full.c);
+    CHECK_EQ_INT(meta.orientation, full.orientation);
+    CHECK(meta.icc_len == full.icc_len && (!meta.icc_len || !memcmp(meta.icc, full.icc, meta.icc_len)));
+    CHECK_EQ_INT(meta.exif_len, full.exif_len);
+    ts_image_free(&meta);
+    ts_image_free(&full);
+}
+
 int main(void)
 {
+    check_header("jpeg/baseline.jpg", TS_OK);
+    check_header("jpeg/progressive.jpg", TS_OK);
+    check_header("jpeg/icc.jpg", TS_OK);
+    check_header("jpeg/orient6.jpg", TS_OK);
+    check_header("jpeg/cmyk.jpg", TS_OK);
+    check_header("jpeg/grey.jpg", TS_OK);
+    check_header("bad/huge.jpg", TS_E_LIMIT);
+
     char root[4096], plain[8400], out[8400], iccp[8400];
     CHECK(bu_tempdir(root, sizeof root, "bits"));
     snprintf(plain, sizeof plain, "%s/plain.jpg", root);
