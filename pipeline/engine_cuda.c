@@ -1099,8 +1099,11 @@ ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err)
 {
     const size_t n = (size_t)64 << 20;
     if (use_device(e, err) != TS_OK) return err ? err->status : TS_E_DEVICE;
-    ts_allocator pinned = ts_engine_allocator(e);
-    unsigned char *host = pinned.alloc(pinned.ctx, n);
+    /* Pinned, always: from the pool when it has room (later images reuse
+     * it), else a block of its own, so a small pinned_limit does not turn
+     * this into a measurement of pageable copies. */
+    unsigned char *host = pool_alloc_pinned(&e->pool, n), *own = NULL;
+    if (!host && cudaHostAlloc((void **)&own, n, cudaHostAllocDefault) == cudaSuccess) host = own;
     void *d0 = NULL, *d1 = NULL;
     cudaStream_t s = NULL;
     cudaEvent_t a = NULL, b = NULL;
@@ -1124,6 +1127,7 @@ ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err)
     if (s) cudaStreamDestroy(s);
     cudaFree(d0);
     cudaFree(d1);
-    if (host) pinned.free(pinned.ctx, host);
+    if (own) cudaFreeHost(own);
+    else if (host) pool_free(&e->pool, host);
     return st;
 }
