@@ -131,17 +131,23 @@ ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_
     if (!c) return ts_err_set(err, TS_E_NOMEM, "nvJPEG: out of memory");
     c->device = device;
     /* Strict: damaged data is refused (the CPU decoder then names it), as
-     * libjpeg's warnings are refused. Without hardware engines the create
-     * fails, and the default (hybrid) backend serves --codec gpu. */
-    nvjpegStatus_t s = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, NVJPEG_FLAGS_BITSTREAM_STRICT, &c->h);
-    if (s == NVJPEG_STATUS_SUCCESS) {
-        c->hardware = 1;
-    } else {
-        s = nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, NVJPEG_FLAGS_BITSTREAM_STRICT, &c->h);
-        if (s != NVJPEG_STATUS_SUCCESS) {
-            free(c);
-            return nv_fail(s, "nvJPEG", "nvjpegCreateEx", err);
+     * libjpeg's warnings are refused; a library that does not know the
+     * flag gets the handle without it. Without hardware engines the
+     * hardware backend fails, and the default (hybrid) one serves --codec gpu. */
+    static const struct { nvjpegBackend_t backend; unsigned flags; } tries[] = {
+        {NVJPEG_BACKEND_HARDWARE, NVJPEG_FLAGS_BITSTREAM_STRICT}, {NVJPEG_BACKEND_HARDWARE, 0},
+        {NVJPEG_BACKEND_DEFAULT, NVJPEG_FLAGS_BITSTREAM_STRICT}, {NVJPEG_BACKEND_DEFAULT, 0}};
+    nvjpegStatus_t s = NVJPEG_STATUS_NOT_INITIALIZED;
+    for (int i = 0; i < 4; i++) {
+        s = nvjpegCreateEx(tries[i].backend, NULL, NULL, tries[i].flags, &c->h);
+        if (s == NVJPEG_STATUS_SUCCESS) {
+            c->hardware = tries[i].backend == NVJPEG_BACKEND_HARDWARE;
+            break;
         }
+    }
+    if (s != NVJPEG_STATUS_SUCCESS) {
+        free(c);
+        return nv_fail(s, "nvJPEG", "nvjpegCreateEx", err);
     }
     *hardware = c->hardware;
     *out = c;
