@@ -12,7 +12,10 @@ static volatile int interrupted = 0;
 static void on_sigint(int sig)
 {
     (void)sig;
-    if (interrupted) _exit(130); /* a second Ctrl-C: stop now */
+    if (interrupted) { /* a second Ctrl-C or SIGTERM: stop now, leaving no temporary file */
+        ts_save_remove_temps();
+        _exit(130);
+    }
     interrupted = 1;
 }
 
@@ -150,6 +153,7 @@ int cmd_run(cli_opts *o)
     bo.on_image = on_image;
     bo.ctx = &p;
     signal(SIGINT, on_sigint);
+    signal(SIGTERM, on_sigint);
 
     ts_batch_result r;
     ts_err err = { 0 };

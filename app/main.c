@@ -248,6 +248,12 @@ int cli_parse(int argc, char **argv, int first, const char *command, cli_opts *o
     return 0;
 }
 
+static void print_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    printf("%s\n", line);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -260,7 +266,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("tilestream %s\n", TS_VERSION_STRING);
+        ts_build_info(print_line, NULL);
         return 0;
     }
     static const struct { const char *name; int (*fn)(cli_opts *); } commands[] = {

@@ -4,7 +4,7 @@
 #ifndef TS_FUZZ_COMMON_H
 #define TS_FUZZ_COMMON_H
 
-#include "codec_internal.h"
+#include "codec_formats.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -82,6 +82,10 @@ static const char *const c2d_version_names[] = {
     "v6 v4 with 2K px/thread",
     "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)",
 };
+/* Which of them fuse multiply-add: v4, v6 and v7. */
+static const unsigned char c2d_version_fma[] = { 0, 0, 0, 1, 0, 1, 1 };
+static_assert(sizeof c2d_version_fma == sizeof c2d_version_names / sizeof c2d_version_names[0],
+              "one fma flag per version");
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
 template <bool FMA>
@@ -241,13 +245,7 @@ static ts_status c2d_tiled_go(const c2d_args &a, cudaStream_t s, ts_err *err)
     if (!c2d_tile(&g, C, (int)sizeof(T) * C, K, tw, th, a.kw / 2, a.kh / 2, conv_smem_limit()))
         return c2d_naive_go<T, true>(a, s, err);
     auto kernel = a.mode == TSK_CONV_MAG ? c2d_tiled<T, C, K, FMA, FAST, true> : c2d_tiled<T, C, K, FMA, FAST, false>;
-    if (g.smem > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
-        if (e != cudaSuccess) return tsk_cuda_status(e, "2-D convolution: shared memory", err);
-    }
-    const dim3 grid((unsigned)((a.io.dw + g.tw - 1) / g.tw), (unsigned)((a.io.dh + g.th - 1) / g.th));
-    kernel<<<grid, CONV_THREADS, g.smem, s>>>(a, g);
-    return TSK_LAUNCH_CHECK("2-D convolution", err);
+    return conv_launch_tiled(kernel, a, g, s, "2-D convolution", err);
 }
 
 template <typename T, int C>
@@ -262,18 +260,21 @@ static ts_status c2d_tiled_version(const c2d_args &a, int version, cudaStream_t 
     }
 }
 
-template <typename T>
-static ts_status c2d_run(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
-{
-    if (version == 1) return c2d_naive_go<T, false>(a, s, err);
-    if (version == 2) return c2d_naive_go<T, true>(a, s, err);
-    switch (a.io.c) {
-    case 1: return c2d_tiled_version<T, 1>(a, version, s, err);
-    case 2: return c2d_tiled_version<T, 2>(a, version, s, err);
-    case 3: return c2d_tiled_version<T, 3>(a, version, s, err);
-    default: return c2d_tiled_version<T, 4>(a, version, s, err);
+/* The versions by channel type and count (conv_common.cuh's dispatch). */
+struct c2d_family_ops {
+    template <typename T>
+    static ts_status run(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
+    {
+        if (version == 1) return c2d_naive_go<T, false>(a, s, err);
+        if (version == 2) return c2d_naive_go<T, true>(a, s, err);
+        return conv_run_channels<c2d_family_ops, T>(a, version, s, err);
     }
-}
+    template <typename T, int C>
+    static ts_status tiled(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
+    {
+        return c2d_tiled_version<T, C>(a, version, s, err);
+    }
+};
 
 /* ------------------------------------------------ v7: column walk, RGBA8
  * conv_common.cuh's column walk. Output row o gathers its sum in slot
@@ -364,22 +365,10 @@ static ts_status c2d_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *
 {
     const size_t n = (size_t)op->u.conv2d.kw * (size_t)op->u.conv2d.kh;
     c2d_bank b;
-    int dev = 0;
     memset(&b, 0, sizeof b);
     memcpy(b.k, op->u.conv2d.k, sizeof(float) * n);
     if (op->u.conv2d.mode == TSK_CONV_MAG) memcpy(b.k2, op->u.conv2d.k2, sizeof(float) * n);
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) return tsk_cuda_status(e, "2-D convolution: current device", err);
-    if (conv_bank_cached(&c2d_cache[slot], dev, b)) return TS_OK;
-    c2d_cache[slot].valid = 0;
-    e = cudaMemcpyToSymbolAsync(c_c2d_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
-    if (e == cudaSuccess)
-        e = cudaMemcpyToSymbolAsync(g_c2d_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
-    if (e != cudaSuccess) return tsk_cuda_status(e, "2-D convolution: uploading taps", err);
-    c2d_cache[slot].bank = b;
-    c2d_cache[slot].device = dev;
-    c2d_cache[slot].valid = 1;
-    return TS_OK;
+    return conv_upload_bank(c2d_cache, c_c2d_bank, g_c2d_bank, b, slot, s, "2-D convolution", err);
 }
 
 static ts_status c2d_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
@@ -407,19 +396,14 @@ static ts_status c2d_apply(const tsk_op *op, const ts_view *src, ts_view *dst, c
     a.kh = kh;
     a.mode = (int)op->u.conv2d.mode;
     a.bias = op->u.conv2d.bias;
-    int version = tsk_pick_version(&tsk_family_conv2d, l);
-    if (version >= 4 && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
+    int version = conv_pick_version(&tsk_family_conv2d, l, src, dst);
     if (version == 7) {
         int done = 0;
         st = c2d_walk_version(a, op, dst->type, s, &done, err);
         if (done) return st;
         version = 4;
     }
-    switch (dst->type) {
-    case TS_U8: return c2d_run<uint8_t>(a, version, s, err);
-    case TS_U16: return c2d_run<uint16_t>(a, version, s, err);
-    default: return c2d_run<float>(a, version, s, err);
-    }
+    return conv_run_type<c2d_family_ops>(dst->type, a, version, s, err);
 }
 
 extern "C" const tsk_family tsk_family_conv2d = {
@@ -430,4 +414,5 @@ extern "C" const tsk_family tsk_family_conv2d = {
      * 0.332 ms, v4 0.411, v5 0.525, v6 0.596; cases v7 does not take run v4 */
     7,
     c2d_apply,
+    c2d_version_fma,
 };

@@ -20,6 +20,7 @@
 #include "gpu_internal.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <type_traits>
 
@@ -625,6 +626,90 @@ template <typename Bank>
 static inline int conv_bank_cached(const conv_bank_cache<Bank> *cache, int device, const Bank &b)
 {
     return cache->valid && cache->device == device && memcmp(&cache->bank, &b, sizeof b) == 0;
+}
+
+/* Upload b into bank `slot` of both symbols (the __constant__ one the
+ * kernels read and the global one v1 reads) on stream s, unless the cache
+ * says the bank holds it already. what names the family in messages. */
+template <typename Bank>
+static ts_status conv_upload_bank(conv_bank_cache<Bank> *cache, const Bank (&c_sym)[TSK_SLOTS],
+                                  const Bank (&g_sym)[TSK_SLOTS], const Bank &b, int slot, cudaStream_t s,
+                                  const char *what, ts_err *err)
+{
+    char msg[96];
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) {
+        snprintf(msg, sizeof msg, "%s: current device", what);
+        return tsk_cuda_status(e, msg, err);
+    }
+    if (conv_bank_cached(&cache[slot], dev, b)) return TS_OK;
+    cache[slot].valid = 0;
+    e = cudaMemcpyToSymbolAsync(c_sym, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyToSymbolAsync(g_sym, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess) {
+        snprintf(msg, sizeof msg, "%s: uploading taps", what);
+        return tsk_cuda_status(e, msg, err);
+    }
+    cache[slot].bank = b;
+    cache[slot].device = dev;
+    cache[slot].valid = 1;
+    return TS_OK;
+}
+
+/* ------------------------------------------------ dispatch and launch
+ * Both families pick a version the same way: the launch's (or the
+ * default), then v3 when a view is not aligned to whole pixels (v4 and
+ * later read vectors), and their column-walk version when it takes the op,
+ * else v4. The tiled versions are instantiated per channel type (T) and
+ * channel count (C): F::template run<T> and F::template tiled<T, C>. */
+static inline int conv_pick_version(const tsk_family *f, const tsk_launch *l, const ts_view *src,
+                                    const ts_view *dst)
+{
+    int version = tsk_pick_version(f, l);
+    if (version >= 4 && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
+    return version;
+}
+
+template <class F, class Args>
+static ts_status conv_run_type(ts_type t, const Args &a, int version, cudaStream_t s, ts_err *err)
+{
+    switch (t) {
+    case TS_U8: return F::template run<uint8_t>(a, version, s, err);
+    case TS_U16: return F::template run<uint16_t>(a, version, s, err);
+    default: return F::template run<float>(a, version, s, err);
+    }
+}
+
+template <class F, typename T, class Args>
+static ts_status conv_run_channels(const Args &a, int version, cudaStream_t s, ts_err *err)
+{
+    switch (a.io.c) {
+    case 1: return F::template tiled<T, 1>(a, version, s, err);
+    case 2: return F::template tiled<T, 2>(a, version, s, err);
+    case 3: return F::template tiled<T, 3>(a, version, s, err);
+    default: return F::template tiled<T, 4>(a, version, s, err);
+    }
+}
+
+/* Launch a tiled kernel with tile g over the destination region, raising
+ * the shared-memory limit first when the tile needs more than 48 KB. */
+template <class Args>
+static ts_status conv_launch_tiled(void (*kernel)(Args, conv_tile), const Args &a, const conv_tile &g,
+                                   cudaStream_t s, const char *what, ts_err *err)
+{
+    if (g.smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
+        if (e != cudaSuccess) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s: shared memory", what);
+            return tsk_cuda_status(e, msg, err);
+        }
+    }
+    const dim3 grid((unsigned)((a.io.dw + g.tw - 1) / g.tw), (unsigned)((a.io.dh + g.th - 1) / g.th));
+    kernel<<<grid, CONV_THREADS, g.smem, s>>>(a, g);
+    return TSK_LAUNCH_CHECK(what, err);
 }
 
 #endif

@@ -109,6 +109,10 @@ static const char *const sep_version_names[] = {
     "v7 v4 with 2K px/thread, 8K-row tiles",
     "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)",
 };
+/* Which of them fuse multiply-add: v4, v6, v7 and v8. */
+static const unsigned char sep_version_fma[] = { 0, 0, 0, 1, 0, 1, 1, 1 };
+static_assert(sizeof sep_version_fma == sizeof sep_version_names / sizeof sep_version_names[0],
+              "one fma flag per version");
 
 /* out = center_w * p + conv_w * t, one channel. */
 template <bool FMA>
@@ -276,14 +280,7 @@ static ts_status sep_fused_go(const sep_args &a, int th, cudaStream_t s, ts_err 
     conv_tile g;
     if (!sep_tile(&g, C, K, 32, th, (a.nx - 1) / 2, (a.ny - 1) / 2, conv_smem_limit()))
         return sep_two_pass<T, true>(a, s, err);
-    auto kernel = sep_fused<T, C, K, FMA, FAST>;
-    if (g.smem > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
-        if (e != cudaSuccess) return tsk_cuda_status(e, "separable convolution: shared memory", err);
-    }
-    const dim3 grid((unsigned)((a.io.dw + g.tw - 1) / g.tw), (unsigned)((a.io.dh + g.th - 1) / g.th));
-    kernel<<<grid, CONV_THREADS, g.smem, s>>>(a, g);
-    return TSK_LAUNCH_CHECK("separable convolution", err);
+    return conv_launch_tiled(sep_fused<T, C, K, FMA, FAST>, a, g, s, "separable convolution", err);
 }
 
 template <typename T, int C>
@@ -299,18 +296,21 @@ static ts_status sep_fused_version(const sep_args &a, int version, cudaStream_t 
     }
 }
 
-template <typename T>
-static ts_status sep_run(const sep_args &a, int version, cudaStream_t s, ts_err *err)
-{
-    if (version == 1) return sep_two_pass<T, false>(a, s, err);
-    if (version == 2) return sep_two_pass<T, true>(a, s, err);
-    switch (a.io.c) {
-    case 1: return sep_fused_version<T, 1>(a, version, s, err);
-    case 2: return sep_fused_version<T, 2>(a, version, s, err);
-    case 3: return sep_fused_version<T, 3>(a, version, s, err);
-    default: return sep_fused_version<T, 4>(a, version, s, err);
+/* The versions by channel type and count (conv_common.cuh's dispatch). */
+struct sep_family_ops {
+    template <typename T>
+    static ts_status run(const sep_args &a, int version, cudaStream_t s, ts_err *err)
+    {
+        if (version == 1) return sep_two_pass<T, false>(a, s, err);
+        if (version == 2) return sep_two_pass<T, true>(a, s, err);
+        return conv_run_channels<sep_family_ops, T>(a, version, s, err);
     }
-}
+    template <typename T, int C>
+    static ts_status tiled(const sep_args &a, int version, cudaStream_t s, ts_err *err)
+    {
+        return sep_fused_version<T, C>(a, version, s, err);
+    }
+};
 
 /* ------------------------------------------------ v8: column walk, RGBA8
  * conv_common.cuh's column walk. Per row a thread makes the row sums of
@@ -399,22 +399,10 @@ static conv_bank_cache<sep_bank> sep_cache[TSK_SLOTS];
 static ts_status sep_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *err)
 {
     sep_bank b;
-    int dev = 0;
     memset(&b, 0, sizeof b);
     memcpy(b.kx, op->u.sep.kx, sizeof(float) * (size_t)op->u.sep.nx);
     memcpy(b.ky, op->u.sep.ky, sizeof(float) * (size_t)op->u.sep.ny);
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) return tsk_cuda_status(e, "separable convolution: current device", err);
-    if (conv_bank_cached(&sep_cache[slot], dev, b)) return TS_OK;
-    sep_cache[slot].valid = 0;
-    e = cudaMemcpyToSymbolAsync(c_sep_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
-    if (e == cudaSuccess)
-        e = cudaMemcpyToSymbolAsync(g_sep_bank, &b, sizeof b, (size_t)slot * sizeof b, cudaMemcpyHostToDevice, s);
-    if (e != cudaSuccess) return tsk_cuda_status(e, "separable convolution: uploading taps", err);
-    sep_cache[slot].bank = b;
-    sep_cache[slot].device = dev;
-    sep_cache[slot].valid = 1;
-    return TS_OK;
+    return conv_upload_bank(sep_cache, c_sep_bank, g_sep_bank, b, slot, s, "separable convolution", err);
 }
 
 static ts_status sep_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
@@ -440,19 +428,14 @@ static ts_status sep_apply(const tsk_op *op, const ts_view *src, ts_view *dst, c
     a.ny = ny;
     a.cw = op->u.sep.center_w;
     a.kw = op->u.sep.conv_w;
-    int version = tsk_pick_version(&tsk_family_conv_sep, l);
-    if (version >= 4 && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
+    int version = conv_pick_version(&tsk_family_conv_sep, l, src, dst);
     if (version == 8) {
         int done = 0;
         st = sep_walk_version(a, op, dst->type, s, &done, err);
         if (done) return st;
         version = 4;
     }
-    switch (dst->type) {
-    case TS_U8: return sep_run<uint8_t>(a, version, s, err);
-    case TS_U16: return sep_run<uint16_t>(a, version, s, err);
-    default: return sep_run<float>(a, version, s, err);
-    }
+    return conv_run_type<sep_family_ops>(dst->type, a, version, s, err);
 }
 
 extern "C" const tsk_family tsk_family_conv_sep = {
@@ -464,4 +447,5 @@ extern "C" const tsk_family tsk_family_conv_sep = {
      * (0.344 ms; v4 0.598); cases it does not take run v4, the next best */
     8,
     sep_apply,
+    sep_version_fma,
 };

@@ -3,6 +3,7 @@
  * directly and cannot notice a missing pixel), then hands the op to its
  * family. Row conversions shared by the families live here too. */
 #include "cpu_internal.h"
+#include "kind_parts.h"
 
 CPU_HOT void cpu_load_row(const unsigned char *p, ts_type t, float *out, size_t n)
 {
@@ -34,22 +35,17 @@ static int holds(const ts_view *v, ts_rect r)
     return r.x0 >= v->x0 && r.y0 >= v->y0 && r.x0 + r.w <= v->x0 + v->w && r.y0 + r.h <= v->y0 + v->h;
 }
 
+/* The two interpolations cpu_sample.c knows. */
+int tsk_cpu_sample_has_fast(const tsk_op *op)
+{
+    return op->u.sample.interp == TSK_NEAREST || op->u.sample.interp == TSK_BILINEAR;
+}
+
 int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src)
 {
+    const tsk_kind_info *k = tsk_kind_info_of(op->kind);
     (void)src;
-    switch (op->kind) {
-    case TSK_MATRIX:
-    case TSK_PREMUL:
-    case TSK_UNPREMUL:
-    case TSK_ORIENT:
-    case TSK_CONV_SEP:
-    case TSK_CONV_2D:
-        return 1;
-    case TSK_SAMPLE: /* the two interpolations cpu_sample.c knows */
-        return op->u.sample.interp == TSK_NEAREST || op->u.sample.interp == TSK_BILINEAR;
-    default:
-        return 0;
-    }
+    return k && k->cpu && (!k->cpu_has_fast || k->cpu_has_fast(op));
 }
 
 ts_status tsk_cpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
@@ -61,14 +57,5 @@ ts_status tsk_cpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
     /* a src short of pixels: the reference names the first one missing */
     if (!tsk_cpu_has_fast(op, src) || !holds(src, tsk_need(op, src->full_w, src->full_h, out)))
         return tsk_ref_apply(op, src, dst, err);
-    switch (op->kind) {
-    case TSK_MATRIX:
-    case TSK_PREMUL:
-    case TSK_UNPREMUL: return tsk_cpu_point(op, src, dst, err);
-    case TSK_ORIENT: return tsk_cpu_orient(op, src, dst, err);
-    case TSK_CONV_SEP: return tsk_cpu_conv_sep(op, src, dst, err);
-    case TSK_CONV_2D: return tsk_cpu_conv2d(op, src, dst, err);
-    case TSK_SAMPLE: return tsk_cpu_sample(op, src, dst, err);
-    default: return tsk_ref_apply(op, src, dst, err);
-    }
+    return tsk_kind_info_of(op->kind)->cpu(op, src, dst, err);  /* has_fast: a known kind */
 }

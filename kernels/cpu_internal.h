@@ -5,6 +5,7 @@
 #ifndef TSK_CPU_INTERNAL_H
 #define TSK_CPU_INTERNAL_H
 
+#include "ref_families.h"
 #include "ref_internal.h"
 #include "tsk_cpu.h"
 

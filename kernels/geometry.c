@@ -3,23 +3,38 @@
  * walks these backwards from an output tile; the reference and the GPU
  * kernels read nothing outside that region, which the tiled-equals-whole
  * tests prove. When in doubt a region is larger, never smaller. */
+#include "kind_parts.h"
 #include "ref_internal.h"
 
 #include <limits.h>
 #include <math.h>
 
+/* Output sizes by kind (the kind table, kinds.c, points here). */
+void tsk_size_same(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
+{
+    (void)op;
+    *out_w = in_w;
+    *out_h = in_h;
+}
+
+void tsk_size_orient(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
+{
+    int swap = op->u.orient.code >= 5 && op->u.orient.code <= 8;
+    *out_w = swap ? in_h : in_w;
+    *out_h = swap ? in_w : in_h;
+}
+
+void tsk_size_sample(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
+{
+    (void)in_w; (void)in_h;
+    *out_w = op->u.sample.out_w;
+    *out_h = op->u.sample.out_h;
+}
+
 void tsk_out_size(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
 {
-    int w = in_w, h = in_h;
-    if (op->kind == TSK_ORIENT && op->u.orient.code >= 5 && op->u.orient.code <= 8) {
-        w = in_h;
-        h = in_w;
-    } else if (op->kind == TSK_SAMPLE) {
-        w = op->u.sample.out_w;
-        h = op->u.sample.out_h;
-    }
-    *out_w = w;
-    *out_h = h;
+    const tsk_kind_info *k = tsk_kind_info_of(op->kind);
+    (k ? k->out_size : tsk_size_same)(op, in_w, in_h, out_w, out_h);
 }
 
 /* Pixels lo..hi of one axis (inclusive); empty when lo > hi. */
@@ -82,7 +97,7 @@ static span border_span(long long a, long long b, int n, ts_border mode)
 }
 
 /* ORIENT: the input pixels of the output rect's corners bound the rest. */
-static ts_rect need_orient(const tsk_op *op, int in_w, int in_h, ts_rect out)
+ts_rect tsk_need_orient(const tsk_op *op, int in_w, int in_h, ts_rect out)
 {
     int ax, ay, bx, by;
     if (!ref_orient_src(op->u.orient.code, out.x0, out.y0, in_w, in_h, &ax, &ay) ||
@@ -179,26 +194,38 @@ static span need_sample_axis(const float *row, float k, ts_rect out, tsk_interp 
     return border_span(a - 1, b + 1, n, border);
 }
 
+/* Needs by kind (the kind table, kinds.c, points here); out is not empty
+ * and neither is the input. */
+ts_rect tsk_need_point(const tsk_op *op, int in_w, int in_h, ts_rect out)
+{
+    (void)op;
+    return rect_of(span_clip(span_of(out.x0, out.x0 + (long long)out.w - 1), in_w),
+                   span_clip(span_of(out.y0, out.y0 + (long long)out.h - 1), in_h));
+}
+
+ts_rect tsk_need_sep(const tsk_op *op, int in_w, int in_h, ts_rect out)
+{
+    return need_conv((op->u.sep.nx - 1) / 2, (op->u.sep.ny - 1) / 2, op->u.sep.border, in_w, in_h, out);
+}
+
+ts_rect tsk_need_2d(const tsk_op *op, int in_w, int in_h, ts_rect out)
+{
+    return need_conv(op->u.conv2d.kw / 2, op->u.conv2d.kh / 2, op->u.conv2d.border, in_w, in_h, out);
+}
+
+ts_rect tsk_need_sample(const tsk_op *op, int in_w, int in_h, ts_rect out)
+{
+    float kx, ky;
+    tsk_sample_footprint(op, &kx, &ky);
+    return rect_of(need_sample_axis(op->u.sample.inv, kx, out, op->u.sample.interp, op->u.sample.border, in_w),
+                   need_sample_axis(op->u.sample.inv + 3, ky, out, op->u.sample.interp, op->u.sample.border,
+                                    in_h));
+}
+
 ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out)
 {
     ts_rect none = { 0, 0, 0, 0 };
     if (out.w <= 0 || out.h <= 0 || in_w <= 0 || in_h <= 0) return none;
-    switch (op->kind) {
-    case TSK_ORIENT:
-        return need_orient(op, in_w, in_h, out);
-    case TSK_CONV_SEP:
-        return need_conv((op->u.sep.nx - 1) / 2, (op->u.sep.ny - 1) / 2, op->u.sep.border, in_w, in_h, out);
-    case TSK_CONV_2D:
-        return need_conv(op->u.conv2d.kw / 2, op->u.conv2d.kh / 2, op->u.conv2d.border, in_w, in_h, out);
-    case TSK_SAMPLE: {
-        float kx, ky;
-        tsk_sample_footprint(op, &kx, &ky);
-        return rect_of(need_sample_axis(op->u.sample.inv, kx, out, op->u.sample.interp, op->u.sample.border, in_w),
-                       need_sample_axis(op->u.sample.inv + 3, ky, out, op->u.sample.interp, op->u.sample.border,
-                                        in_h));
-    }
-    default: /* point ops: the same pixels */
-        return rect_of(span_clip(span_of(out.x0, out.x0 + (long long)out.w - 1), in_w),
-                       span_clip(span_of(out.y0, out.y0 + (long long)out.h - 1), in_h));
-    }
+    const tsk_kind_info *k = tsk_kind_info_of(op->kind);
+    return (k ? k->need : tsk_need_point)(op, in_w, in_h, out);
 }

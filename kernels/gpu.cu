@@ -5,18 +5,22 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The GPU launcher of every kernel kind (the rest of a kind's row is in
+ * kinds.c). */
+static const tsk_family *const families[] = {
+    /* TSK_MATRIX */ &tsk_family_point,
+    /* TSK_PREMUL */ &tsk_family_point,
+    /* TSK_UNPREMUL */ &tsk_family_point,
+    /* TSK_ORIENT */ &tsk_family_orient,
+    /* TSK_CONV_SEP */ &tsk_family_conv_sep,
+    /* TSK_CONV_2D */ &tsk_family_conv2d,
+    /* TSK_SAMPLE */ &tsk_family_sample,
+};
+static_assert(sizeof families / sizeof families[0] == TSK_KIND_COUNT, "one family per kernel kind");
+
 static const tsk_family *family_of(tsk_kind kind)
 {
-    switch (kind) {
-    case TSK_MATRIX:
-    case TSK_PREMUL:
-    case TSK_UNPREMUL: return &tsk_family_point;
-    case TSK_ORIENT: return &tsk_family_orient;
-    case TSK_CONV_SEP: return &tsk_family_conv_sep;
-    case TSK_CONV_2D: return &tsk_family_conv2d;
-    case TSK_SAMPLE: return &tsk_family_sample;
-    default: return NULL;
-    }
+    return (int)kind >= 0 && kind < TSK_KIND_COUNT ? families[kind] : NULL;
 }
 
 extern "C" int tsk_version_count(tsk_kind kind)
@@ -37,6 +41,13 @@ extern "C" int tsk_default_version(tsk_kind kind)
 {
     const tsk_family *f = family_of(kind);
     return f ? f->default_version : 0;
+}
+
+extern "C" int tsk_version_fma(tsk_kind kind, int version)
+{
+    const tsk_family *f = family_of(kind);
+    if (!f || !f->fma || version <= 0 || version > f->count) return 0;
+    return f->fma[version - 1];
 }
 
 extern "C" ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,

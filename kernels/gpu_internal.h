@@ -20,6 +20,9 @@ typedef struct tsk_family {
     int default_version;
     ts_status (*apply)(const tsk_op *op, const ts_view *src, ts_view *dst,
                        const tsk_launch *l, ts_err *err);
+    /* fma[v - 1] = 1 when version v fuses multiply-add (within 1 of the
+     * reference on integers), 0 when it is bit-exact; NULL = all exact. */
+    const unsigned char *fma;
 } tsk_family;
 
 extern "C" const tsk_family tsk_family_point;    /* MATRIX, PREMUL, UNPREMUL (point.cu) */

@@ -5,6 +5,7 @@
 int tsk_version_count(tsk_kind kind) { (void)kind; return 0; }
 const char *tsk_version_name(tsk_kind kind, int version) { (void)kind; (void)version; return "none"; }
 int tsk_default_version(tsk_kind kind) { (void)kind; return 0; }
+int tsk_version_fma(tsk_kind kind, int version) { (void)kind; (void)version; return 0; }
 
 static ts_status no_cuda(ts_err *err)
 {

@@ -2,32 +2,11 @@
  * op's parameters, then hands the op to its family (ref_point.c,
  * ref_orient.c, ref_conv.c, ref_sample.c). Written for clarity, not speed:
  * every GPU kernel is tested against it. */
+#include "kind_parts.h"
+#include "ref_families.h"
 #include "ref_internal.h"
 
 #include <stdint.h>
-
-static const char *kind_name(tsk_kind k)
-{
-    switch (k) {
-    case TSK_MATRIX: return "matrix";
-    case TSK_PREMUL: return "premultiply";
-    case TSK_UNPREMUL: return "unpremultiply";
-    case TSK_ORIENT: return "orient";
-    case TSK_CONV_SEP: return "separable convolution";
-    case TSK_CONV_2D: return "2-D convolution";
-    case TSK_SAMPLE: return "sample";
-    default: return "unknown op";
-    }
-}
-
-ts_status tsk_ref_reader_status(const ref_reader *r, const char *what, ts_err *err)
-{
-    const ts_view *v = r->v;
-    if (!r->missing) return TS_OK;
-    return ts_err_set(err, TS_E_ARG,
-                      "reference %s: source region %d,%d %dx%d lacks pixel (%d, %d) it needs",
-                      what, v->x0, v->y0, v->w, v->h, r->miss_x, r->miss_y);
-}
 
 static int type_ok(ts_type t) { return t == TS_U8 || t == TS_U16 || t == TS_F32; }
 static int border_ok(ts_border b) { return b >= TS_BORDER_REPLICATE && b <= TS_BORDER_CONSTANT; }
@@ -53,43 +32,50 @@ static ts_status check_view(const ts_view *v, const char *name, const char *what
     return TS_OK;
 }
 
-static ts_status check_params(const tsk_op *op, const char *what, ts_err *err)
+/* The parameter checks by kind (the kind table, kinds.c, points here). */
+ts_status tsk_check_point(const tsk_op *op, const char *what, ts_err *err)
 {
-    switch (op->kind) {
-    case TSK_MATRIX:
-    case TSK_PREMUL:
-    case TSK_UNPREMUL:
-        return TS_OK;
-    case TSK_ORIENT:
-        if (op->u.orient.code < 1 || op->u.orient.code > 8)
-            return ts_err_set(err, TS_E_ARG, "reference %s: code %d is not 1..8", what, op->u.orient.code);
-        return TS_OK;
-    case TSK_CONV_SEP:
-        if (!odd_in(op->u.sep.nx, TSK_MAX_SEP_TAPS) || !odd_in(op->u.sep.ny, TSK_MAX_SEP_TAPS))
-            return ts_err_set(err, TS_E_ARG, "reference %s: %dx%d taps (odd, at most %d)", what,
-                              op->u.sep.nx, op->u.sep.ny, TSK_MAX_SEP_TAPS);
-        if (!border_ok(op->u.sep.border))
-            return ts_err_set(err, TS_E_ARG, "reference %s: border %d", what, (int)op->u.sep.border);
-        return TS_OK;
-    case TSK_CONV_2D:
-        if (!odd_in(op->u.conv2d.kw, TSK_MAX_2D) || !odd_in(op->u.conv2d.kh, TSK_MAX_2D))
-            return ts_err_set(err, TS_E_ARG, "reference %s: %dx%d kernel (odd, at most %d)", what,
-                              op->u.conv2d.kw, op->u.conv2d.kh, TSK_MAX_2D);
-        if (op->u.conv2d.mode < TSK_CONV_LINEAR || op->u.conv2d.mode > TSK_CONV_MAG)
-            return ts_err_set(err, TS_E_ARG, "reference %s: mode %d", what, (int)op->u.conv2d.mode);
-        if (!border_ok(op->u.conv2d.border))
-            return ts_err_set(err, TS_E_ARG, "reference %s: border %d", what, (int)op->u.conv2d.border);
-        return TS_OK;
-    case TSK_SAMPLE:
-        if ((int)op->u.sample.interp < TSK_NEAREST || op->u.sample.interp >= TSK_INTERP_COUNT)
-            return ts_err_set(err, TS_E_ARG, "reference %s: interpolation %d", what,
-                              (int)op->u.sample.interp);
-        if (!border_ok(op->u.sample.border))
-            return ts_err_set(err, TS_E_ARG, "reference %s: border %d", what, (int)op->u.sample.border);
-        return TS_OK;
-    default:
-        return ts_err_set(err, TS_E_ARG, "reference: unknown kernel op %d", (int)op->kind);
-    }
+    (void)op; (void)what; (void)err;
+    return TS_OK;
+}
+
+ts_status tsk_check_orient(const tsk_op *op, const char *what, ts_err *err)
+{
+    if (op->u.orient.code < 1 || op->u.orient.code > 8)
+        return ts_err_set(err, TS_E_ARG, "reference %s: code %d is not 1..8", what, op->u.orient.code);
+    return TS_OK;
+}
+
+ts_status tsk_check_sep(const tsk_op *op, const char *what, ts_err *err)
+{
+    if (!odd_in(op->u.sep.nx, TSK_MAX_SEP_TAPS) || !odd_in(op->u.sep.ny, TSK_MAX_SEP_TAPS))
+        return ts_err_set(err, TS_E_ARG, "reference %s: %dx%d taps (odd, at most %d)", what,
+                          op->u.sep.nx, op->u.sep.ny, TSK_MAX_SEP_TAPS);
+    if (!border_ok(op->u.sep.border))
+        return ts_err_set(err, TS_E_ARG, "reference %s: border %d", what, (int)op->u.sep.border);
+    return TS_OK;
+}
+
+ts_status tsk_check_2d(const tsk_op *op, const char *what, ts_err *err)
+{
+    if (!odd_in(op->u.conv2d.kw, TSK_MAX_2D) || !odd_in(op->u.conv2d.kh, TSK_MAX_2D))
+        return ts_err_set(err, TS_E_ARG, "reference %s: %dx%d kernel (odd, at most %d)", what,
+                          op->u.conv2d.kw, op->u.conv2d.kh, TSK_MAX_2D);
+    if (op->u.conv2d.mode < TSK_CONV_LINEAR || op->u.conv2d.mode > TSK_CONV_MAG)
+        return ts_err_set(err, TS_E_ARG, "reference %s: mode %d", what, (int)op->u.conv2d.mode);
+    if (!border_ok(op->u.conv2d.border))
+        return ts_err_set(err, TS_E_ARG, "reference %s: border %d", what, (int)op->u.conv2d.border);
+    return TS_OK;
+}
+
+ts_status tsk_check_sample(const tsk_op *op, const char *what, ts_err *err)
+{
+    if ((int)op->u.sample.interp < TSK_NEAREST || op->u.sample.interp >= TSK_INTERP_COUNT)
+        return ts_err_set(err, TS_E_ARG, "reference %s: interpolation %d", what,
+                          (int)op->u.sample.interp);
+    if (!border_ok(op->u.sample.border))
+        return ts_err_set(err, TS_E_ARG, "reference %s: border %d", what, (int)op->u.sample.border);
+    return TS_OK;
 }
 
 /* src and dst must be two stages of one op: same pixel format, and dst's
@@ -115,12 +101,13 @@ static ts_status check_pair(const tsk_op *op, const ts_view *src, const ts_view 
 
 ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err)
 {
-    const char *what;
+    const tsk_kind_info *k;
     ts_status st;
     if (!op || !src || !dst) return ts_err_set(err, TS_E_ARG, "reference: missing op or view");
-    what = kind_name(op->kind);
-    st = check_params(op, what, err);
-    if (st == TS_OK) st = check_pair(op, src, dst, what, err);
+    k = tsk_kind_info_of(op->kind);
+    if (!k) return ts_err_set(err, TS_E_ARG, "reference: unknown kernel op %d", (int)op->kind);
+    st = k->check(op, k->name, err);
+    if (st == TS_OK) st = check_pair(op, src, dst, k->name, err);
     return st;
 }
 
@@ -129,14 +116,5 @@ ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
     ts_status st = tsk_ref_check(op, src, dst, err);
     if (st != TS_OK) return st;
     if (dst->w == 0 || dst->h == 0) return TS_OK;
-    switch (op->kind) {
-    case TSK_MATRIX:
-    case TSK_PREMUL:
-    case TSK_UNPREMUL: return tsk_ref_point(op, src, dst, err);
-    case TSK_ORIENT: return tsk_ref_orient(op, src, dst, err);
-    case TSK_CONV_SEP: return tsk_ref_conv_sep(op, src, dst, err);
-    case TSK_CONV_2D: return tsk_ref_conv2d(op, src, dst, err);
-    case TSK_SAMPLE: return tsk_ref_sample(op, src, dst, err);
-    default: return ts_err_set(err, TS_E_ARG, "reference: unknown kernel op %d", (int)op->kind);
-    }
+    return tsk_kind_info_of(op->kind)->ref(op, src, dst, err);  /* checked: a known kind */
 }

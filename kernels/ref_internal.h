@@ -1,7 +1,9 @@
 /* ref_internal.h - (internal) what the plain-C reference ops share: typed
  * pixel loads and stores, reads in global coordinates that notice when src
  * does not hold the pixel, border taps, and the orientation map (also used
- * by geometry.c, so that need() and the op cannot disagree). */
+ * by geometry.c, so that need() and the op cannot disagree). All inline:
+ * the families (ref_*.c) depend on this header, not on ref.c; their entry
+ * points are in ref_families.h. */
 #ifndef TSK_REF_INTERNAL_H
 #define TSK_REF_INTERNAL_H
 
@@ -84,7 +86,14 @@ static inline void ref_read_border(ref_reader *r, int gx, int gy, ts_border bord
 }
 
 /* TS_OK, or TS_E_ARG naming the first pixel src lacked (what names the op). */
-ts_status tsk_ref_reader_status(const ref_reader *r, const char *what, ts_err *err);
+static inline ts_status tsk_ref_reader_status(const ref_reader *r, const char *what, ts_err *err)
+{
+    const ts_view *v = r->v;
+    if (!r->missing) return TS_OK;
+    return ts_err_set(err, TS_E_ARG,
+                      "reference %s: source region %d,%d %dx%d lacks pixel (%d, %d) it needs",
+                      what, v->x0, v->y0, v->w, v->h, r->miss_x, r->miss_y);
+}
 
 /* EXIF orientation: the input pixel (sx, sy) that output (x, y) reads, W x H
  * being the input size. Returns 0 for a code outside 1..8. */
@@ -102,17 +111,5 @@ static inline int ref_orient_src(int code, int x, int y, int W, int H, int *sx, 
     default: return 0;
     }
 }
-
-/* The checks tsk_ref_apply makes before it runs an op: the parameters,
- * both views, and that they are two stages of op. (The fast CPU ops in
- * cpu_*.c make the same checks.) */
-ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err);
-
-/* The op families; tsk_ref_apply has checked the views and parameters. */
-ts_status tsk_ref_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_ref_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_ref_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_ref_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_ref_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
 
 #endif

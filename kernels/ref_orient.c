@@ -1,5 +1,6 @@
 /* ref_orient.c - the reference for the eight EXIF orientations: every
  * output pixel copies the input pixel ref_orient_src() names. */
+#include "ref_families.h"
 #include "ref_internal.h"
 
 ts_status tsk_ref_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)

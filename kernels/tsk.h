@@ -25,7 +25,7 @@
 #ifndef TSK_H
 #define TSK_H
 
-#include "tilestream.h"
+#include "ts_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -195,6 +195,26 @@ int tsk_sample_taps(tsk_interp interp, float k);
 float tsk_sample_radius(tsk_interp interp, float k);
 ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
 
+/* ------------------------------------------------------------ kind table
+ * (kernels/kinds.c) One row per kernel kind: what every dispatcher over
+ * kinds reads (the reference, the fast CPU ops, geometry, the engine's
+ * stage names). The CUDA launchers are the family table in gpu.cu, one
+ * line per kind there, since a build without CUDA has none. */
+typedef struct tsk_kind_info {
+    const char *name;      /* in the reference's messages: "separable convolution" */
+    const char *stage;     /* in the stage table and traces: "conv_sep" */
+    int has_texture_path;  /* tsk_launch.path chooses global memory or a texture */
+    void (*out_size)(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
+    ts_rect (*need)(const tsk_op *op, int in_w, int in_h, ts_rect out);  /* out, input not empty */
+    /* The op's parameters; what names the op in the message. */
+    ts_status (*check)(const tsk_op *op, const char *what, ts_err *err);
+    ts_status (*ref)(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+    ts_status (*cpu)(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+    int (*cpu_has_fast)(const tsk_op *op);  /* NULL: cpu handles every such op */
+} tsk_kind_info;
+/* The row of kind, or NULL for a value outside tsk_kind. */
+const tsk_kind_info *tsk_kind_info_of(tsk_kind kind);
+
 /* -------------------------------------------------------- CPU reference
  * (kernels/ref_*.c) Plain C written for clarity, not speed: the oracle.
  * src and dst must agree in c and type; src must hold tsk_need(dst).
@@ -217,6 +237,9 @@ typedef struct tsk_launch {
 int tsk_version_count(tsk_kind kind);
 const char *tsk_version_name(tsk_kind kind, int version);  /* "v3 padded smem tile" */
 int tsk_default_version(tsk_kind kind);
+/* 1 when the version fuses multiply-add, so that integer results may be 1
+ * off the reference's; 0 when it matches the reference bit for bit. */
+int tsk_version_fma(tsk_kind kind, int version);
 
 /* Enqueue op on l->stream. Returns TS_OK or a launch error (in err). */
 ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,

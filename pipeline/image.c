@@ -11,16 +11,6 @@ size_t ts_pixel_bytes(const ts_image *img)
     return (size_t)img->c * (size_t)img->type;
 }
 
-double ts_type_max(ts_type t)
-{
-    switch (t) {
-    case TS_U8: return 255.0;
-    case TS_U16: return 65535.0;
-    case TS_F32: return 1.0;
-    }
-    return 0.0;
-}
-
 static int type_is_valid(ts_type t)
 {
     return t == TS_U8 || t == TS_U16 || t == TS_F32;

@@ -13,6 +13,8 @@
 #ifndef TILESTREAM_H
 #define TILESTREAM_H
 
+#include "ts_base.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,41 +24,7 @@ extern "C" {
 
 #define TS_VERSION_STRING "0.1.0"
 
-/* ---------------------------------------------------------------- errors */
-
-typedef enum ts_status {
-    TS_OK = 0,
-    TS_E_IO,          /* cannot open/read/write/rename a file */
-    TS_E_FORMAT,      /* not an image format we read (or cannot write that) */
-    TS_E_CORRUPT,     /* truncated or corrupt data */
-    TS_E_LIMIT,       /* image larger than the limits (--max-pixels, overflow) */
-    TS_E_NOMEM,       /* allocation failed */
-    TS_E_ARG,         /* bad argument, op chain or option */
-    TS_E_DEVICE,      /* CUDA error or no usable device */
-    TS_E_EXISTS,      /* output exists / output would overwrite input */
-    TS_E_INTERRUPTED  /* stopped by the user (Ctrl-C) */
-} ts_status;
-
-typedef struct ts_err {
-    ts_status status;
-    char msg[1024];   /* "path: cause", no trailing newline */
-} ts_err;
-
-/* Fill err (if not NULL) with printf-style text; returns status. */
-ts_status ts_err_set(ts_err *err, ts_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-const char *ts_status_name(ts_status s);
-
 /* ---------------------------------------------------------------- images */
-
-typedef enum ts_type {      /* the value is the size of one channel in bytes */
-    TS_U8 = 1,
-    TS_U16 = 2,
-    TS_F32 = 4
-} ts_type;
 
 /* Memory for pixels. The GPU engine passes a pinned-memory pool here so
  * that decoders write straight into pinned memory. */
@@ -83,9 +51,8 @@ typedef struct ts_image {
     size_t xmp_len;
 } ts_image;
 
-/* Bytes of one pixel and the largest channel value (255, 65535, 1.0). */
+/* Bytes of one pixel (ts_type_max, in ts_base.h, gives the largest value). */
 size_t ts_pixel_bytes(const ts_image *img);
-double ts_type_max(ts_type t);
 
 /* Allocate w x h x c pixels of type t, checking for overflow and against
  * max_pixels (0 = no limit). Pixels are uninitialised. */
@@ -168,6 +135,11 @@ typedef struct ts_save_opts {
  * what could not be carried (a profile libpng rejects as malformed). */
 ts_status ts_image_save(const char *path, const ts_image *img,
                         const ts_save_opts *opts, ts_err *err);
+/* Remove the temporary files of the saves in flight. Async-signal-safe:
+ * for a SIGINT/SIGTERM handler that ends the process at once (a second
+ * Ctrl-C), so that no ".name.XXXXXX.tmp" is left behind. A save also
+ * removes such leftovers of its own output older than a minute. */
+void ts_save_remove_temps(void);
 
 /* ------------------------------------------------------------ op chains */
 
@@ -187,10 +159,15 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
 typedef void (*ts_line_fn)(void *ctx, const char *line);
 void ts_ops_list(ts_line_fn fn, void *ctx);
 
+/* What this build is made of, a line each: the version, the libpng, zlib
+ * and libjpeg versions it runs with, the optional parts built in (CUDA and
+ * its architectures, NPP, nvJPEG, stb) and the device `--device auto` takes
+ * here and why. (pipeline/version.c) */
+void ts_build_info(ts_line_fn fn, void *ctx);
+
 /* --------------------------------------------------------------- running */
 
 typedef enum ts_device { TS_DEVICE_AUTO = 0, TS_DEVICE_CPU, TS_DEVICE_GPU } ts_device;
-typedef enum ts_path { TS_PATH_GLOBAL = 0, TS_PATH_TEXTURE } ts_path;
 
 /* Apply a chain to a whole image on the CPU with tiles of tile_w x tile_h
  * output pixels (0 = one tile). The result equals the untiled result
@@ -198,7 +175,7 @@ typedef enum ts_path { TS_PATH_GLOBAL = 0, TS_PATH_TEXTURE } ts_path;
 ts_status ts_cpu_run(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h,
                      ts_image *out, ts_err *err);
 
-/* A pool of CPU threads for the ops (pipeline/pool.c): the tiles of one
+/* A pool of CPU threads for the ops (pipeline/engine/pool.c): the tiles of one
  * image run on all of them, and images run at the same time share them, so
  * a batch never has more than `threads` threads computing (0 = one per
  * online core). ts_cpu_run_pool with pool NULL is ts_cpu_run: the calling
@@ -214,20 +191,13 @@ ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w,
 ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
                             int *out_w, int *out_h, ts_err *err);
 
-/* GPU presence: returns 1 and the device's name when a CUDA device can be
- * used, 0 otherwise (CPU-only build, no driver or no device; why in err). */
-int ts_gpu_probe(char *name, size_t name_len, ts_err *err);
-/* How many CUDA devices can be used (0, with why in err, when none). */
-int ts_gpu_count(ts_err *err);
-/* Device `device`'s name, "NVIDIA H200 (sm_90, 132 SMs)"; 0 on failure. */
-int ts_gpu_name(int device, char *name, size_t name_len, ts_err *err);
-
+/* GPU presence: ts_gpu_probe, ts_gpu_count, ts_gpu_name (ts_base.h). */
 
 /* ------------------------------------------------------------ stats/trace
  * Every stage of a run (decode, H2D, each kernel, D2H, encode) is one event
  * on a lane (a CPU worker or a CUDA stream). Thread-safe. The same events
  * give the per-stage table, the --report JSON, the Chrome trace and the SVG
- * timeline. (pipeline/trace.c) */
+ * timeline. (pipeline/report/trace.c) */
 typedef struct ts_trace ts_trace;
 
 double ts_now(void);                                  /* monotonic seconds */
@@ -259,7 +229,7 @@ ts_status ts_trace_write_svg(const ts_trace *t, const char *path, ts_err *err);
 double ts_trace_busy(const ts_trace *t, const char *stages);
 
 /* ------------------------------------------------------------ shards
- * (pipeline/shard.c) N processes split one sorted input list: shard K of N
+ * (pipeline/batch/shard.c) N processes split one sorted input list: shard K of N
  * takes positions i with i % N == K, so together they cover every input
  * exactly once. */
 typedef struct ts_shard {
@@ -279,7 +249,7 @@ ts_status ts_shard_from_env(ts_shard *s, int count, ts_env_fn getenv_fn, ts_err 
 int ts_shard_takes(const ts_shard *s, size_t position);
 
 /* ------------------------------------------------------------ GPU engine
- * (pipeline/engine_cuda.c) Streams images through the GPU in tiles: pinned
+ * (pipeline/engine/engine_cuda.c) Streams images through the GPU in tiles: pinned
  * host memory from a pool, a ring of streams, per tile H2D -> kernels ->
  * D2H. Submit queues work and returns; collect waits for the oldest image. */
 typedef struct ts_engine ts_engine;
@@ -337,14 +307,14 @@ typedef struct ts_bench_opts {
     ts_line_fn line;
     void *ctx;
 } ts_bench_opts;
-ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_kernels_cuda.c */
-ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* pipeline/bench_overlap_cuda.c */
+ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err);  /* bench/bench_kernels_cuda.c */
+ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err);  /* bench/bench_overlap_cuda.c */
 /* The fast CPU ops on one and on `threads` threads (0 = every core) against
  * memcpy; the image is RGB8, 6000 x 4000 unless opts say. */
-ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err);  /* pipeline/bench_cpu.c */
+ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_err *err);  /* bench/bench_cpu.c */
 
 /* ------------------------------------------------------------ batch runs
- * (pipeline/batch.c) Process files and folders (walked recursively) into
+ * (pipeline/batch/batch.c) Process files and folders (walked recursively) into
  * outdir, mirroring the input tree. Decoding and encoding use `jobs` CPU
  * threads; ops run on the CPU backend or stream through the GPU engine. A
  * bad input is named and skipped; the rest carry on. */
@@ -427,7 +397,7 @@ typedef struct ts_batch_result {
 ts_status ts_batch_run(const ts_batch_opts *opts, ts_batch_result *r, ts_err *err);
 void ts_batch_result_free(ts_batch_result *r);
 
-/* (pipeline/report.c) --report: JSON with per-image and per-stage figures. */
+/* (pipeline/report/report.c) --report: JSON with per-image and per-stage figures. */
 ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_trace *t,
                           const char *chain_text, ts_err *err);
 

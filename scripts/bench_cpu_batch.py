@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 CHAIN = "gauss=sigma=2,matrix=sepia,transpose"
-# tilestream's matrix=sepia (pipeline/plan.c), rows R G B of the output over
+# tilestream's matrix=sepia (pipeline/plan/ops_lower.c), rows R G B of the output over
 # columns R G B of the input. OpenCV holds BGR: reverse both axes.
 SEPIA_RGB = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]], np.float32)
 SEPIA_BGR = SEPIA_RGB[::-1, ::-1].copy()

@@ -1,4 +1,4 @@
-# The batch runner (pipeline/batch.c): the memory budget on the CPU, and
+# The batch runner (pipeline/batch/batch.c): the memory budget on the CPU, and
 # shrink on load (JPEG DCT scaling) against decoding whole.
 ts_add_test(test_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch.c LABELS cpu)
 target_link_libraries(test_batch PRIVATE m)
@@ -10,7 +10,7 @@ target_link_libraries(test_batch_gpus PRIVATE m)
 ts_add_test(test_shrink SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shrink.c LABELS cpu)
 target_link_libraries(test_shrink PRIVATE m)
 # nvJPEG against libjpeg-turbo (decode agreement, encode quality, metadata)
-# and a mixed folder through --codec gpu and auto (pipeline/codec_nvjpeg.c).
+# and a mixed folder through --codec gpu and auto (pipeline/codec/codec_nvjpeg.c).
 ts_add_test(test_nvjpeg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nvjpeg.c LABELS gpu)
 target_include_directories(test_nvjpeg PRIVATE ${PROJECT_SOURCE_DIR}/pipeline)
 target_link_libraries(test_nvjpeg PRIVATE m)

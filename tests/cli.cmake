@@ -3,3 +3,6 @@ add_test(NAME test_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli.sh $<TARG
 set_tests_properties(test_cli PROPERTIES LABELS cpu)
 # BMP/TGA/HDR output exists only in builds with stb_image_write (TS_STB).
 set_tests_properties(test_cli PROPERTIES ENVIRONMENT "TS_TEST_STB=${TS_HAVE_STB}")
+# Faults on disk in the middle of a batch (file-size limit, output folders, inputs going away).
+add_test(NAME test_cli_faults COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_faults.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_cli_faults PROPERTIES LABELS cpu)

@@ -1,4 +1,4 @@
-/* test_batch.c - the batch runner's memory budget (pipeline/batch.c), on
+/* test_batch.c - the batch runner's memory budget (pipeline/batch/batch.c), on
  * the CPU: bytes in flight never exceed --memory (as counted by the run:
  * each image's pixels, its output and the ops' buffers, reserved before it
  * is decoded), the reservation covers every image's real pixel memory, a

@@ -1,11 +1,11 @@
-/* test_bitstream.c - ts_jpeg_write_bitstream (pipeline/codec_jpeg.c), the
+/* test_bitstream.c - ts_jpeg_write_bitstream (pipeline/codec/codec_jpeg.c), the
  * CPU half of GPU encoding: a finished JPEG stream written with the
  * image's EXIF orientation, XMP and ICC profile must load back with the
  * same pixels as the stream alone and the same metadata as the CPU writer
  * stores; streams that are not JPEG are refused. And ts_jpeg_load_header,
  * the CPU half of GPU decoding, against a full load. */
 #include "batch_util.h"
-#include "codec_internal.h"
+#include "codec_formats.h"
 
 typedef struct bits { const ts_image *img; const unsigned char *p; size_t n; } bits;
 

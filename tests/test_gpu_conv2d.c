@@ -22,8 +22,6 @@ int main(void)
 #else
 #include "test_gpu_conv_util.h"
 
-/* Versions that fuse multiply-add (conv2d.cu): v4, v6 and v7. */
-static const int c2d_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 1, 0 };
 static const int sizes_k[5] = { 1, 3, 5, 7, 15 };
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 
@@ -54,7 +52,7 @@ static void check_c2d(const tsk_op *op, int w, int h, int c, ts_type t, ts_rect 
     char name[160];
     gc_tol tol;
     int n = op->u.conv2d.kw * op->u.conv2d.kh;
-    tol.fma = c2d_fma;
+    tol.kind = TSK_CONV_2D;
     tol.f32 = 2e-6 * (1.0 + fabs(op->u.conv2d.bias) + gc_abs_sum(op->u.conv2d.k, n) + gc_abs_sum(op->u.conv2d.k2, n));
     snprintf(name, sizeof name, "%s %s %dx%d %s alpha %d", what, gc_border_names[op->u.conv2d.border],
              op->u.conv2d.kw, op->u.conv2d.kh, modes[op->u.conv2d.mode], op->alpha_passthrough);
@@ -199,8 +197,8 @@ static void test_two_streams(void)
             char name[64];
             snprintf(name, sizeof name, "two streams v%d launch %d", v, i);
             timg_from_device(&got, &out[i]);
-            double d = timg_compare(&got, &ref[which], c2d_fma[v] ? 1.0 : 0.0, name);
-            CHECK_MSG(d <= (c2d_fma[v] ? 1.0 : 0.0), "%s: differs by %g", name, d);
+            double d = timg_compare(&got, &ref[which], tsk_version_fma(TSK_CONV_2D, v) ? 1.0 : 0.0, name);
+            CHECK_MSG(d <= (tsk_version_fma(TSK_CONV_2D, v) ? 1.0 : 0.0), "%s: differs by %g", name, d);
             timg_device_free(&out[i]);
         }
     }

@@ -22,8 +22,6 @@ int main(void)
 #else
 #include "test_gpu_conv_util.h"
 
-/* Versions that fuse multiply-add (conv_sep.cu): v4, v6, v7 and v8. */
-static const int sep_fma[GC_MAX_VERSIONS + 1] = { 0, 0, 0, 0, 1, 0, 1, 1, 1 };
 static const int tap_counts[5] = { 1, 3, 5, 15, 63 };
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 
@@ -53,7 +51,7 @@ static float border_value(ts_type t) { return t == TS_U8 ? 77.0f : t == TS_U16 ?
 static gc_tol sep_tol(const tsk_op *op)
 {
     gc_tol t;
-    t.fma = sep_fma;
+    t.kind = TSK_CONV_SEP;
     t.f32 = 2e-6 * (1.0 + fabs(op->u.sep.center_w) +
                     fabs(op->u.sep.conv_w) * gc_abs_sum(op->u.sep.kx, op->u.sep.nx) * gc_abs_sum(op->u.sep.ky, op->u.sep.ny));
     return t;
@@ -210,8 +208,8 @@ static void test_two_streams(void)
             char name[64];
             snprintf(name, sizeof name, "two streams v%d launch %d", v, i);
             timg_from_device(&got, &out[i]);
-            double d = timg_compare(&got, &ref[which], sep_fma[v] ? 1.0 : 0.0, name);
-            CHECK_MSG(d <= (sep_fma[v] ? 1.0 : 0.0), "%s: differs by %g", name, d);
+            double d = timg_compare(&got, &ref[which], tsk_version_fma(TSK_CONV_SEP, v) ? 1.0 : 0.0, name);
+            CHECK_MSG(d <= (tsk_version_fma(TSK_CONV_SEP, v) ? 1.0 : 0.0), "%s: differs by %g", name, d);
             timg_device_free(&out[i]);
         }
     }

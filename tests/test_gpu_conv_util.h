@@ -123,13 +123,13 @@ static ts_view gc_crop(const ts_view *img, ts_rect need)
 /* How a version may differ from the reference: 0 for the bit-exact ones;
  * for fused multiply-add, 1 on integers and tol_f32 on floats. */
 typedef struct gc_tol {
-    const int *fma;   /* fma[v] = 1 when version v fuses multiply-add */
+    tsk_kind kind;    /* which versions fuse multiply-add: tsk_version_fma */
     double f32;       /* float tolerance of fused versions */
 } gc_tol;
 
 static double gc_tol_of(const gc_tol *t, int v, ts_type type)
 {
-    if (!t->fma[v]) return 0.0;
+    if (!tsk_version_fma(t->kind, v)) return 0.0;
     return type == TS_F32 ? t->f32 : 1.0;
 }
 

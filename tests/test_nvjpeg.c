@@ -1,4 +1,4 @@
-/* test_nvjpeg.c - JPEG on the GPU (pipeline/codec_nvjpeg.c) against
+/* test_nvjpeg.c - JPEG on the GPU (pipeline/codec/codec_nvjpeg.c) against
  * libjpeg-turbo, and a mixed folder through the batch with --codec gpu and
  * auto. Exits 77 without a CUDA device or without nvJPEG in the build.
  *

@@ -2,7 +2,16 @@
  * behind: unwritable destinations fail cleanly, a failure while encoding
  * (the file size limit stands in for a full disk) leaves the old file as
  * it was, a destination that is a folder is refused after encoding, and
- * parallel writers to one path leave exactly one complete image. */
+ * parallel writers to one path leave exactly one complete image. A process
+ * killed in the middle of an encode removes its temporary in the signal
+ * handler (ts_save_remove_temps), and a leftover of an earlier run that was
+ * killed harder is swept by the next save of that output. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <utime.h>
+#include <unistd.h>
 #include "check.h"
 #include "codec_test.h"
 #include "tilestream.h"
@@ -193,6 +202,88 @@ static void test_parallel_writers(void)
         ts_image_free(&ws[i].img);
 }
 
+/* Is there a ".*.tmp" in dir? */
+static int has_temp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int found = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (de->d_name[0] == '.' && n > 4 && !strcmp(de->d_name + n - 4, ".tmp")) found = 1;
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+    ts_save_remove_temps();
+    _exit(130);
+}
+
+/* A child encodes a large noisy PNG at zlib level 9 (seconds); once its
+ * temporary exists it gets SIGTERM, whose handler is the CLI's. */
+static void test_killed_mid_encode(void)
+{
+    const char *path = in_tmp("killed.png");
+    ts_image big = ct_random_image(3000, 2000, 3, TS_U8);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        signal(SIGTERM, on_term);
+        ts_save_opts so = { .format = TS_FMT_PNG, .quality = 0, .png_level = 9 };
+        ts_err err;
+        ts_image_save(path, &big, &so, &err);
+        _exit(0);
+    }
+    int seen = 0;
+    for (int i = 0; i < 2000 && !seen; i++) {  /* up to 10 s */
+        seen = has_temp(tmpdir);
+        if (!seen) usleep(5000);
+    }
+    CHECK_MSG(seen, "no temporary appeared while the child encoded");
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130, "child status %d", status);
+    CHECK_MSG(!has_temp(tmpdir), "a temporary was left behind");
+    CHECK(access(path, F_OK) != 0);  /* and no half-written output */
+    ts_image_free(&big);
+}
+
+/* A leftover ".out.png.AbC123.tmp" older than a minute goes with the next
+ * save of out.png; a fresh one (another writer, perhaps) and other names
+ * stay. */
+static void test_stale_sweep(void)
+{
+    const char *out = in_tmp("swept.png");
+    const char *old = in_tmp(".swept.png.AbC123.tmp");
+    const char *young = in_tmp(".swept.png.XyZ789.tmp");
+    const char *other = in_tmp(".other.png.AbC123.tmp");
+    const char *names[3] = { old, young, other };
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(names[i], "wb");
+        CHECK(f != NULL);
+        if (f) fclose(f);
+    }
+    struct utimbuf past = { time(NULL) - 600, time(NULL) - 600 };
+    CHECK(utime(old, &past) == 0);
+    CHECK(utime(other, &past) == 0);
+    ts_image a = ct_random_image(16, 8, 3, TS_U8);
+    ts_err err = {0};
+    CHECK_MSG(ts_image_save(out, &a, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK(access(old, F_OK) != 0);
+    CHECK(access(young, F_OK) == 0);
+    CHECK(access(other, F_OK) == 0);
+    CHECK(loads_as(out, &a));
+    unlink(out);
+    unlink(young);
+    unlink(other);
+    ts_image_free(&a);
+}
+
 int main(void)
 {
     check_seed();
@@ -209,6 +300,8 @@ int main(void)
     test_write_failure("fail.hdr", 100, 100);
 #endif
     test_parallel_writers();
+    test_killed_mid_encode();
+    test_stale_sweep();
     ct_remove_tree(tmpdir);
     return check_exit();
 }

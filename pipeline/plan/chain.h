@@ -22,11 +22,20 @@ typedef struct ts_param_def {
     const char *help;
 } ts_param_def;
 
+struct ts_user_op;
+struct ts_lowering;
+
+/* One row of the op registry (ops.c). */
 typedef struct ts_op_def {
     const char *name;
     const char *help;
     int npositional;       /* how many leading params may be given without key= */
     ts_param_def params[TS_MAX_PARAMS];
+    /* Checks that need several parameters at once (NULL: none); text is the
+     * whole chain, for the message. */
+    ts_status (*validate)(const struct ts_user_op *op, const char *text, ts_err *err);
+    /* Emit the op's kernel ops (ops.h's lowering API). */
+    ts_status (*lower)(const struct ts_user_op *op, struct ts_lowering *lw, ts_err *err);
 } ts_op_def;
 
 typedef struct ts_param_value {
@@ -47,12 +56,9 @@ struct ts_chain {
     char *text;            /* canonical description */
 };
 
+/* The parser's look-ups by name (the rest of the library reads
+ * parameters by index: ops.h). NULL or -1 when there is none. */
 const ts_op_def *ts_op_find(const char *name);
-/* Index of param key in def, or -1. */
 int ts_op_param_index(const ts_op_def *def, const char *key);
-/* The numeric value (or enum index) of param key of op. */
-double ts_op_num(const ts_user_op *op, const char *key);
-/* The enum value of param key as text ("h"). */
-const char *ts_op_enum(const ts_user_op *op, const char *key, char *buf, size_t n);
 
 #endif

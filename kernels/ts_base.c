@@ -1,5 +1,6 @@
-/* errors.c - status codes and the one-line error messages. */
-#include "tilestream.h"
+/* ts_base.c - status codes, the one-line error messages and the pixel
+ * types' ranges (ts_base.h). */
+#include "ts_base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,4 +32,14 @@ const char *ts_status_name(ts_status s)
     case TS_E_INTERRUPTED: return "interrupted";
     }
     return "unknown status";
+}
+
+double ts_type_max(ts_type t)
+{
+    switch (t) {
+    case TS_U8: return 255.0;
+    case TS_U16: return 65535.0;
+    case TS_F32: return 1.0;
+    }
+    return 0.0;
 }

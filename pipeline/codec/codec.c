@@ -7,7 +7,15 @@
  * share one) and renames it over the destination only after the encoder
  * and fclose have succeeded. rename() within one directory is atomic, so a
  * reader sees the old file or the complete new one, never half of either;
- * on any failure the temporary file is removed. */
+ * on any failure the temporary file is removed.
+ *
+ * A process killed in the middle of an encode cannot run that cleanup, so
+ * the temporaries being written sit in a fixed table that a signal handler
+ * may walk (ts_save_remove_temps: only atomic loads and unlink), and a
+ * later save of the same output first removes temporaries of our pattern
+ * left beside it by a run that did not finish. */
+#include <dirent.h>
+#include "codec_formats.h"
 #include "codec_internal.h"
 
 #include <errno.h>
@@ -19,53 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int ts_icc_fits(const unsigned char *icc, size_t len, int c)
-{
-    if (!icc || len < 128)
-        return 0;
-    return memcmp(icc + 16, c <= 2 ? "GRAY" : "RGB ", 4) == 0;
-}
-
 /* ------------------------------------------------------------- reading */
-
-uint64_t ts_bomb_budget(uint64_t file_bytes)
-{
-    if (file_bytes > UINT64_MAX / TS_BOMB_RATIO)
-        return UINT64_MAX;
-    uint64_t by_ratio = file_bytes * TS_BOMB_RATIO;
-    return by_ratio > TS_BOMB_FLOOR_BYTES ? by_ratio : TS_BOMB_FLOOR_BYTES;
-}
-
-static double megabytes(uint64_t bytes)
-{
-    return (double)bytes / (1024.0 * 1024.0);
-}
-
-ts_status ts_check_decode_size(const char *path, const ts_load_limits *lim, int w, int h, int c,
-                               ts_type t, uint64_t work_bytes, ts_err *err)
-{
-    if (w <= 0 || h <= 0)
-        return ts_err_set(err, TS_E_CORRUPT, "%s: image size %dx%d is not positive", path, w, h);
-    uint64_t pixels = (uint64_t)w * (uint64_t)h;   /* both below 2^31: no overflow */
-    if (lim->max_pixels && pixels > lim->max_pixels)
-        return ts_err_set(err, TS_E_LIMIT,
-                          "%s: image of %dx%d (%llu pixels) is over the limit of %llu pixels",
-                          path, w, h, (unsigned long long)pixels,
-                          (unsigned long long)lim->max_pixels);
-    /* pixels < 2^62 and c * t <= 16: the product can still overflow, so
-     * saturate rather than wrap. */
-    uint64_t per_pixel = (uint64_t)c * (uint64_t)t;
-    uint64_t need = pixels > UINT64_MAX / per_pixel ? UINT64_MAX : pixels * per_pixel;
-    need = need > UINT64_MAX - work_bytes ? UINT64_MAX : need + work_bytes;
-    if (lim->max_bytes && need > lim->max_bytes)
-        return ts_err_set(err, TS_E_LIMIT,
-                          "%s: a %dx%d image from a %llu-byte file needs %.0f MB to decode, over the "
-                          "%.0f MB allowed for a file of that size (a likely decompression bomb; "
-                          "an explicit pixel limit lifts this check)",
-                          path, w, h, (unsigned long long)lim->file_bytes, megabytes(need),
-                          megabytes(lim->max_bytes));
-    return TS_OK;
-}
 
 /* Open path for reading and tell its format from the first bytes. On
  * success *out is open and positioned at the start, and *size is the
@@ -225,6 +187,91 @@ static void fill_random_suffix(char *x6, unsigned attempt)
     }
 }
 
+/* ---------------------------------------------- temporaries in flight */
+
+/* One slot per encode in flight. A slot's path is written while it is
+ * free and published by `live`; the handler reads only live slots. More
+ * encodes than slots still work: those temporaries are just not removed
+ * by ts_save_remove_temps (a later run's stale sweep does it). */
+enum { TEMP_SLOTS = 256, TEMP_PATH_MAX = 4096 };
+static struct temp_slot {
+    atomic_int claimed; /* owned by one save */
+    atomic_int live;    /* path is complete and the file may exist */
+    char path[TEMP_PATH_MAX];
+} temp_slots[TEMP_SLOTS];
+
+static int temp_claim(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&temp_slots[i].claimed, &expected, 1))
+            return i;
+    }
+    return -1;
+}
+
+static void temp_publish(int slot, const char *tmp)
+{
+    if (slot < 0 || strlen(tmp) >= TEMP_PATH_MAX) return;
+    memcpy(temp_slots[slot].path, tmp, strlen(tmp) + 1);
+    atomic_store(&temp_slots[slot].live, 1);
+}
+
+static void temp_release(int slot)
+{
+    if (slot < 0) return;
+    atomic_store(&temp_slots[slot].live, 0);
+    atomic_store(&temp_slots[slot].claimed, 0);
+}
+
+/* Async-signal-safe: for a handler of SIGINT or SIGTERM that is about to
+ * end the process. The renamed-into-place file is never touched: a slot
+ * is live only until its rename, and unlink of a name already renamed
+ * fails harmlessly. */
+void ts_save_remove_temps(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++)
+        if (atomic_load(&temp_slots[i].live)) unlink(temp_slots[i].path);
+}
+
+/* ".<base>.XXXXXX.tmp" with six characters from fill_random_suffix. */
+static int is_our_temp_of(const char *name, const char *base, size_t base_len)
+{
+    size_t n = strlen(name);
+    if (n != base_len + 12 || name[0] != '.' || memcmp(name + 1, base, base_len)) return 0;
+    const char *x = name + 1 + base_len;
+    if (x[0] != '.' || strcmp(x + 7, ".tmp")) return 0;
+    for (int i = 1; i <= 6; i++)
+        if (!((x[i] >= 'a' && x[i] <= 'z') || (x[i] >= 'A' && x[i] <= 'Z') || (x[i] >= '0' && x[i] <= '9')))
+            return 0;
+    return 1;
+}
+
+/* Remove what an interrupted save of this output left beside it, unless
+ * it is younger than a minute (another process may be writing it now). */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dir_len;
+    size_t base_len = strlen(base) > 200 ? 200 : strlen(base);
+    char dir[TEMP_PATH_MAX], full[TEMP_PATH_MAX];
+    if (dir_len >= sizeof dir) return;
+    memcpy(dir, path, dir_len);
+    dir[dir_len] = '\0';
+    DIR *d = opendir(dir_len ? dir : ".");
+    if (!d) return;
+    time_t now = time(NULL);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!is_our_temp_of(de->d_name, base, base_len)) continue;
+        struct stat st;
+        if (snprintf(full, sizeof full, "%s%s", dir, de->d_name) >= (int)sizeof full) continue;
+        if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 60) unlink(full);
+    }
+    closedir(d);
+}
+
 /* Create ".base.XXXXXX.tmp" beside path; *tmp_out is malloc'd. */
 static ts_status create_temp(const char *path, char **tmp_out, FILE **f_out, ts_err *err)
 {
@@ -285,11 +332,16 @@ static ts_status encode(FILE *f, const char *path, const ts_image *img, const sa
 
 ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *err)
 {
+    remove_stale_temps(path);
     char *tmp = NULL;
     FILE *f = NULL;
+    int slot = temp_claim();
     ts_status st = create_temp(path, &tmp, &f, err);
-    if (st != TS_OK)
+    if (st != TS_OK) {
+        temp_release(slot);
         return st;
+    }
+    temp_publish(slot, tmp);
     st = fn(f, path, ctx, err);
     int close_failed = fclose(f) != 0;   /* flushes: a full disk shows here */
     if (st == TS_OK && close_failed)
@@ -299,6 +351,7 @@ ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *e
                         path, strerror(errno));
     if (st != TS_OK)
         unlink(tmp);
+    temp_release(slot);
     free(tmp);
     return st;
 }

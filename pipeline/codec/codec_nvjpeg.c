@@ -63,7 +63,7 @@ ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *im
 
 #else
 
-#include "codec_internal.h"
+#include "codec_formats.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>

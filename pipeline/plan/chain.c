@@ -1,4 +1,4 @@
-/* chain.c - the op registry and the op-chain parser.
+/* chain.c - the op-chain parser (the op registry it reads is ops.c).
  *
  * Grammar (ffmpeg-filter style):
  *   chain  := op (',' op)*
@@ -8,7 +8,7 @@
  *                                         positional parameters in order)
  * Lists (conv taps) are numbers separated by spaces or ';'.
  * Example: matrix=sepia,gauss=sigma=1.5,sharpen=amount=0.6,transpose,resize=w=1920:h=-1 */
-#include "chain.h"
+#include "ops.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -16,82 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define BORDER_PARAM(defmode) \
-    { "border", TS_P_ENUM, defmode, "replicate|reflect101|reflect|wrap|constant", 0, 0, \
-      "what taps outside the image read" }
-#define INTERP_PARAM { "interp", TS_P_ENUM, "auto", "auto|bilinear|nearest|area|bicubic", 0, 0, \
-                       "sampling; auto = area when shrinking, bilinear otherwise" }
-
-static const ts_op_def op_defs[] = {
-    { "matrix", "3x4 colour matrix from __constant__ memory: preset, then saturation, contrast, brightness",
-      1, {
-        { "preset", TS_P_ENUM, "identity", "identity|grey|sepia|invert", 0, 0, "starting matrix" },
-        { "saturation", TS_P_NUM, "1", NULL, 0, 10, "0 = grey, 1 = unchanged" },
-        { "contrast", TS_P_NUM, "1", NULL, 0, 10, "scale about mid-grey" },
-        { "brightness", TS_P_NUM, "0", NULL, -1, 1, "offset, in units of full scale" },
-        { "m", TS_P_LIST, "", NULL, 0, 0, "12 numbers r0 r1 r2 off0 g0 .. (replaces the preset)" },
-      } },
-    { "transpose", "swap x and y (padded shared-memory tiles)", 0, { { 0 } } },
-    { "rot90", "rotate 90 degrees clockwise", 0, { { 0 } } },
-    { "rot180", "rotate 180 degrees", 0, { { 0 } } },
-    { "rot270", "rotate 270 degrees clockwise (90 counter-clockwise)", 0, { { 0 } } },
-    { "flip", "mirror: h = left-right, v = top-bottom", 1, {
-        { "dir", TS_P_ENUM, "h", "h|v", 0, 0, "direction" } } },
-    { "orient", "apply an EXIF orientation code (1 = none .. 8)", 1, {
-        { "code", TS_P_NUM, "1", NULL, 1, 8, "EXIF orientation" } } },
-    { "gauss", "separable Gaussian blur", 1, {
-        { "sigma", TS_P_NUM, "1", NULL, 0.05, 10, "standard deviation in pixels" },
-        { "radius", TS_P_NUM, "0", NULL, 0, 31, "taps each side; 0 = ceil(3 sigma)" },
-        BORDER_PARAM("reflect101") } },
-    { "box", "separable box (mean) filter", 1, {
-        { "radius", TS_P_NUM, "1", NULL, 1, 31, "taps each side" },
-        BORDER_PARAM("reflect101") } },
-    { "sharpen", "unsharp mask: x + amount * (x - gauss(x))", 1, {
-        { "amount", TS_P_NUM, "0.6", NULL, 0, 10, "strength" },
-        { "sigma", TS_P_NUM, "1", NULL, 0.05, 10, "blur sigma" },
-        { "radius", TS_P_NUM, "0", NULL, 0, 31, "0 = ceil(3 sigma)" },
-        BORDER_PARAM("reflect101") } },
-    { "sobel", "Sobel edges: gradient magnitude, or |x| / |y| derivative", 1, {
-        { "dir", TS_P_ENUM, "mag", "mag|x|y", 0, 0, "what to output" },
-        { "scale", TS_P_NUM, "1", NULL, 0, 100, "multiplies the result" },
-        BORDER_PARAM("replicate") } },
-    { "emboss", "3x3 emboss (keeps brightness)", 1, {
-        { "strength", TS_P_NUM, "1", NULL, 0, 10, "relief strength" },
-        BORDER_PARAM("replicate") } },
-    { "conv", "2-D convolution with custom taps (up to 15x15)", 1, {
-        { "k", TS_P_LIST, "", NULL, 0, 0, "n*n taps, row by row (n odd), or w*h with w= h=" },
-        { "w", TS_P_NUM, "0", NULL, 0, 15, "kernel width (0 = square)" },
-        { "h", TS_P_NUM, "0", NULL, 0, 15, "kernel height (0 = square)" },
-        { "divisor", TS_P_NUM, "0", NULL, -1e9, 1e9, "taps are divided by this; 0 = their sum (1 if the sum is 0)" },
-        { "bias", TS_P_NUM, "0", NULL, -1, 1, "added, in units of full scale" },
-        BORDER_PARAM("reflect101") } },
-    { "resize", "resample to w x h (-1 keeps the aspect ratio)", 2, {
-        { "w", TS_P_NUM, "-1", NULL, -1, 1 << 20, "width; -1 = from h and the aspect" },
-        { "h", TS_P_NUM, "-1", NULL, -1, 1 << 20, "height; -1 = from w and the aspect" },
-        INTERP_PARAM, BORDER_PARAM("replicate") } },
-    { "scale", "resample by a factor", 1, {
-        { "f", TS_P_NUM, "1", NULL, 1e-4, 1e4, "factor for both axes" },
-        { "sx", TS_P_NUM, "0", NULL, 0, 1e4, "x factor (0 = f)" },
-        { "sy", TS_P_NUM, "0", NULL, 0, 1e4, "y factor (0 = f)" },
-        INTERP_PARAM, BORDER_PARAM("replicate") } },
-    { "rotate", "rotate clockwise by deg about the centre; the output holds the whole rotated image", 1, {
-        { "deg", TS_P_NUM, "0", NULL, -3600, 3600, "degrees, clockwise" },
-        { "fill", TS_P_NUM, "0", NULL, 0, 1, "value outside the image, in units of full scale" },
-        { "crop", TS_P_NUM, "0", NULL, 0, 1, "1 = keep the input size instead of the bounding box" },
-        INTERP_PARAM } },
-    { "affine", "forward affine map x' = a x + b y + c, y' = d x + e y + f", 0, {
-        { "a", TS_P_NUM, "1", NULL, -1e4, 1e4, "" },
-        { "b", TS_P_NUM, "0", NULL, -1e4, 1e4, "" },
-        { "c", TS_P_NUM, "0", NULL, -1e6, 1e6, "" },
-        { "d", TS_P_NUM, "0", NULL, -1e4, 1e4, "" },
-        { "e", TS_P_NUM, "1", NULL, -1e4, 1e4, "" },
-        { "f", TS_P_NUM, "0", NULL, -1e6, 1e6, "" },
-        { "w", TS_P_NUM, "0", NULL, 0, 1 << 20, "output width (0 = input)" },
-        { "h", TS_P_NUM, "0", NULL, 0, 1 << 20, "output height (0 = input)" },
-        INTERP_PARAM } },
-};
-enum { N_OPS = sizeof op_defs / sizeof op_defs[0] };
 
 static int nparams(const ts_op_def *def)
 {
@@ -102,8 +26,8 @@ static int nparams(const ts_op_def *def)
 
 const ts_op_def *ts_op_find(const char *name)
 {
-    for (int i = 0; i < N_OPS; i++)
-        if (strcmp(op_defs[i].name, name) == 0) return &op_defs[i];
+    for (int i = 0; i < TS_OP_COUNT; i++)
+        if (strcmp(ts_ops[i].name, name) == 0) return &ts_ops[i];
     return NULL;
 }
 
@@ -112,12 +36,6 @@ int ts_op_param_index(const ts_op_def *def, const char *key)
     for (int i = 0; i < nparams(def); i++)
         if (strcmp(def->params[i].key, key) == 0) return i;
     return -1;
-}
-
-double ts_op_num(const ts_user_op *op, const char *key)
-{
-    int i = ts_op_param_index(op->def, key);
-    return i < 0 ? 0 : op->v[i].num;
 }
 
 /* The idx-th word of a '|'-separated list, into buf. */
@@ -132,13 +50,6 @@ static const char *choice_at(const char *choices, int idx, char *buf, size_t n)
     size_t len = strcspn(p, "|");
     snprintf(buf, n, "%.*s", (int)len, p);
     return buf;
-}
-
-const char *ts_op_enum(const ts_user_op *op, const char *key, char *buf, size_t n)
-{
-    int i = ts_op_param_index(op->def, key);
-    if (i < 0) { snprintf(buf, n, "?"); return buf; }
-    return choice_at(op->def->params[i].choices, (int)op->v[i].num, buf, n);
 }
 
 /* ------------------------------------------------------------ suggestions */
@@ -273,10 +184,10 @@ static ts_status set_value(parser *p, const ts_op_def *def, int pi, ts_param_val
 static ts_status unknown_op(parser *p, const char *name, size_t len)
 {
     char word[64];
-    const char *cands[N_OPS];
+    const char *cands[TS_OP_COUNT];
     snprintf(word, sizeof word, "%.*s", (int)len, name);
-    for (int i = 0; i < N_OPS; i++) cands[i] = op_defs[i].name;
-    const char *near = nearest_word(word, cands, N_OPS);
+    for (int i = 0; i < TS_OP_COUNT; i++) cands[i] = ts_ops[i].name;
+    const char *near = nearest_word(word, cands, TS_OP_COUNT);
     if (len == 0) return parse_error(p, name, 1, "empty op (two commas, or a comma at an end?)");
     if (near) return parse_error(p, name, len, "unknown op '%s' (did you mean '%s'?)", word, near);
     return parse_error(p, name, len, "unknown op '%s' (see 'tilestream ops')", word);
@@ -438,28 +349,13 @@ ts_status ts_chain_parse(const char *text, ts_chain **out, ts_err *err)
     return TS_OK;
 }
 
-/* Checks that need several parameters at once (conv sizes). */
+/* Checks that need several parameters at once: each op's own validate. */
 static ts_status ts_chain_validate(ts_chain *chain, const char *text, ts_err *err)
 {
     for (int i = 0; i < chain->n; i++) {
-        ts_user_op *op = &chain->ops[i];
-        if (strcmp(op->def->name, "conv") == 0) {
-            int n = op->v[0].n, kw = (int)ts_op_num(op, "w"), kh = (int)ts_op_num(op, "h");
-            if (n == 0) return ts_err_set(err, TS_E_ARG, "bad op chain: conv needs taps, e.g. conv=k=0 -1 0 -1 5 -1 0 -1 0\n  %s", text);
-            if (kw == 0 && kh == 0) {
-                int side = (int)lround(sqrt((double)n));
-                if (side * side != n)
-                    return ts_err_set(err, TS_E_ARG, "bad op chain: conv has %d taps, not a square; give w= and h=\n  %s", n, text);
-                kw = kh = side;
-            } else if (kw == 0) kw = n / (kh ? kh : 1);
-            else if (kh == 0) kh = n / kw;
-            if (kw * kh != n || kw % 2 == 0 || kh % 2 == 0 || kw > 15 || kh > 15)
-                return ts_err_set(err, TS_E_ARG, "bad op chain: conv taps must form an odd w x h up to 15x15 (got %d taps for %dx%d)\n  %s", n, kw, kh, text);
-        }
-        if (strcmp(op->def->name, "matrix") == 0 && op->v[4].given && op->v[4].n != 12)
-            return ts_err_set(err, TS_E_ARG, "bad op chain: matrix m= needs 12 numbers, got %d\n  %s", op->v[4].n, text);
-        if (strcmp(op->def->name, "resize") == 0 && ts_op_num(op, "w") <= 0 && ts_op_num(op, "h") <= 0)
-            return ts_err_set(err, TS_E_ARG, "bad op chain: resize needs w= or h=\n  %s", text);
+        const ts_user_op *op = &chain->ops[i];
+        ts_status st = op->def->validate ? op->def->validate(op, text, err) : TS_OK;
+        if (st != TS_OK) return st;
     }
     return TS_OK;
 }
@@ -487,10 +383,10 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
     chain->ops = ops;
     memmove(ops + 1, ops, sizeof *ops * (size_t)chain->n);
     memset(&ops[0], 0, sizeof ops[0]);
-    ops[0].def = ts_op_find("orient");
+    ops[0].def = &ts_ops[TS_OP_ORIENT];
     set_defaults(&ops[0]);
-    ops[0].v[0].num = orientation;
-    ops[0].v[0].given = 1;
+    ops[0].v[P_ORIENT_CODE].num = orientation;
+    ops[0].v[P_ORIENT_CODE].given = 1;
     chain->n++;
     char *text = describe(chain);
     if (!text) return ts_err_set(err, TS_E_NOMEM, "out of memory");
@@ -502,8 +398,8 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
 void ts_ops_list(ts_line_fn fn, void *ctx)
 {
     char line[512];
-    for (int i = 0; i < N_OPS; i++) {
-        const ts_op_def *d = &op_defs[i];
+    for (int i = 0; i < TS_OP_COUNT; i++) {
+        const ts_op_def *d = &ts_ops[i];
         snprintf(line, sizeof line, "%-10s %s", d->name, d->help);
         fn(ctx, line);
         for (int k = 0; k < nparams(d); k++) {

@@ -1,5 +1,5 @@
 /* gpu_codec.h - (internal) JPEG decode and encode on the GPU with nvJPEG
- * (pipeline/codec_nvjpeg.c). Built only where CMake found CUDA::nvjpeg
+ * (pipeline/codec/codec_nvjpeg.c). Built only where CMake found CUDA::nvjpeg
  * (TS_HAVE_NVJPEG); elsewhere create says so and callers use the CPU
  * codecs. Headers, limits, EXIF orientation, ICC and XMP are read and
  * written on the CPU, by codec_jpeg.c, exactly as for CPU decodes.

@@ -210,7 +210,7 @@ static ts_view bench_view(unsigned char *data, size_t pitch, int w, int h)
 static void bench_family(ts_bench *b, const char *name, const tsk_op *op, int out_w, int out_h)
 {
     const double in_bytes = 4.0 * b->io.w * b->io.h, out_bytes = 4.0 * out_w * out_h;
-    const int paths = op->kind == TSK_SAMPLE ? 2 : 1;
+    const int paths = tsk_kind_info_of(op->kind)->has_texture_path ? 2 : 1;
     const int versions = tsk_version_count(op->kind);
     op_run *r;
     if (!ts_bench_wants(b, name)) return;

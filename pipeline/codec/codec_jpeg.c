@@ -22,7 +22,7 @@
  * libjpeg's whole-image coefficient arrays when the file needs them), and,
  * when damaged files are refused, against what the file can hold: see
  * jpeg_file_can_hold. */
-#include "codec_internal.h"
+#include "codec_formats.h"
 
 #include <errno.h>
 #include <setjmp.h>

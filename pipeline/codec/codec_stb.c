@@ -11,7 +11,7 @@
  *
  * stb is optional at build time (TS_HAVE_STB); without it these formats
  * fail with a message saying so. */
-#include "codec_internal.h"
+#include "codec_formats.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -15,7 +15,7 @@
  * allocates two rows), and rows are read one at a time into the image, so
  * no row-pointer array either. Ancillary chunks we do not use are skipped
  * unread; the ones we keep (iCCP, eXIf) may not exceed TS_PNG_CHUNK_MAX. */
-#include "codec_internal.h"
+#include "codec_formats.h"
 
 #include <errno.h>
 #include <png.h>

@@ -705,16 +705,8 @@ static ts_view dev_view(unsigned char *buf, ts_rect r, int full_w, int full_h, i
 
 static const char *stage_name(tsk_kind k)
 {
-    switch (k) {
-    case TSK_MATRIX: return "matrix";
-    case TSK_PREMUL: return "premul";
-    case TSK_UNPREMUL: return "unpremul";
-    case TSK_ORIENT: return "orient";
-    case TSK_CONV_SEP: return "conv_sep";
-    case TSK_CONV_2D: return "conv2d";
-    case TSK_SAMPLE: return "sample";
-    default: return "kernel";
-    }
+    const tsk_kind_info *info = tsk_kind_info_of(k);
+    return info ? info->stage : "kernel";
 }
 
 static uint64_t rect_bytes(ts_rect r, size_t px) { return (uint64_t)r.w * (uint64_t)r.h * px; }

@@ -1,8 +1,6 @@
-/* codec_internal.h - (internal) what the format-specific codecs share with
- * the dispatcher in codec.c. Each decoder reads from an open FILE, each
- * encoder writes to an open FILE; path is used only for messages. All of
- * them fill err with "path: cause" on failure and leave no allocation
- * behind. */
+/* codec_internal.h - (internal) the helpers every format codec shares:
+ * sniffing (format.c), decode limits and ICC checks (codec_limits.c), EXIF
+ * and XMP (exif.c). The codecs' own entry points are in codec_formats.h. */
 #ifndef TS_CODEC_INTERNAL_H
 #define TS_CODEC_INTERNAL_H
 
@@ -51,43 +49,14 @@ uint64_t ts_bomb_budget(uint64_t file_bytes);
 ts_status ts_check_decode_size(const char *path, const ts_load_limits *lim, int w, int h, int c,
                                ts_type t, uint64_t work_bytes, ts_err *err);
 
-/* PNG (codec_png.c) */
-#define TS_PNG_CHUNK_MAX (8u << 20)     /* the largest ancillary chunk we keep */
-ts_status ts_png_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err);
-ts_status ts_png_load(FILE *f, const char *path, const ts_load_limits *lim,
-                      const ts_allocator *a, ts_image *img, ts_err *err);
-ts_status ts_png_save(FILE *f, const char *path, const ts_image *img, int level, ts_err *err);
-
-/* JPEG (codec_jpeg.c) */
-#define TS_JPEG_MAX_SCANS 1000
-ts_status ts_jpeg_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err);
-ts_status ts_jpeg_load(FILE *f, const char *path, const ts_load_limits *lim,
-                       const ts_allocator *a, ts_image *img, ts_err *err);
-ts_status ts_jpeg_save(FILE *f, const char *path, const ts_image *img,
-                       int quality, int progressive, ts_err *err);
-
-/* The header alone, checked against the limits as ts_jpeg_load checks it;
- * meta gets the orientation, ICC, EXIF and XMP but no pixels (for GPU
- * decoders). */
-ts_status ts_jpeg_load_header(FILE *f, const char *path, const ts_load_limits *lim, ts_image *meta,
-                              ts_image_info *info, ts_err *err);
-/* Write a JPEG stream made elsewhere (nvJPEG) with img's EXIF, XMP and ICC
- * added after SOI (and JFIF APP0) as the CPU writer stores them. */
-ts_status ts_jpeg_write_bitstream(FILE *f, const char *path, const ts_image *img, const unsigned char *bits,
-                                  size_t len, ts_err *err);
-
 /* For codecs outside codec.c: open path for reading with its format known
  * and the limits ts_image_load applies (lim filled). */
 ts_status ts_open_for_load(const char *path, const ts_load_opts *opts, FILE **f, ts_format *fmt,
                            ts_load_limits *lim, ts_err *err);
-/* Write path atomically (temporary file + rename) with fn(f, ctx). */
+/* Write path atomically (temporary file + rename, tracked for Ctrl-C as
+ * ts_image_save's are) with fn(f, ctx). */
 typedef ts_status (*ts_write_fn)(FILE *f, const char *path, void *ctx, ts_err *err);
 ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *err);
-
-/* BMP, TGA and HDR through stb_image_write (codec_stb.c); without stb
- * these return TS_E_FORMAT. */
-ts_status ts_stb_save(FILE *f, const char *path, const ts_image *img,
-                      ts_format format, ts_err *err);
 
 /* EXIF (exif.c). tiff points at a TIFF header ("II*\0" or "MM\0*"), as in
  * a PNG eXIf chunk or after "Exif\0\0" in a JPEG APP1 segment. Returns the

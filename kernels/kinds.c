@@ -1,0 +1,28 @@
+/* kinds.c - the kind table (tsk.h): one row per kernel kind. Adding a kind
+ * is a row here, a row in gpu.cu's family table, and the kind's own files. */
+#include "cpu_internal.h"
+#include "kind_parts.h"
+#include "ref_families.h"
+
+static const tsk_kind_info kinds[TSK_KIND_COUNT] = {
+    [TSK_MATRIX] = { "matrix", "matrix", 0, tsk_size_same, tsk_need_point, tsk_check_point,
+                     tsk_ref_point, tsk_cpu_point, NULL },
+    [TSK_PREMUL] = { "premultiply", "premul", 0, tsk_size_same, tsk_need_point, tsk_check_point,
+                     tsk_ref_point, tsk_cpu_point, NULL },
+    [TSK_UNPREMUL] = { "unpremultiply", "unpremul", 0, tsk_size_same, tsk_need_point, tsk_check_point,
+                       tsk_ref_point, tsk_cpu_point, NULL },
+    [TSK_ORIENT] = { "orient", "orient", 0, tsk_size_orient, tsk_need_orient, tsk_check_orient,
+                     tsk_ref_orient, tsk_cpu_orient, NULL },
+    [TSK_CONV_SEP] = { "separable convolution", "conv_sep", 0, tsk_size_same, tsk_need_sep, tsk_check_sep,
+                       tsk_ref_conv_sep, tsk_cpu_conv_sep, NULL },
+    [TSK_CONV_2D] = { "2-D convolution", "conv2d", 0, tsk_size_same, tsk_need_2d, tsk_check_2d,
+                      tsk_ref_conv2d, tsk_cpu_conv2d, NULL },
+    [TSK_SAMPLE] = { "sample", "sample", 1, tsk_size_sample, tsk_need_sample, tsk_check_sample,
+                     tsk_ref_sample, tsk_cpu_sample, tsk_cpu_sample_has_fast },
+};
+
+const tsk_kind_info *tsk_kind_info_of(tsk_kind kind)
+{
+    if ((int)kind < 0 || kind >= TSK_KIND_COUNT) return NULL;
+    return &kinds[kind];
+}
