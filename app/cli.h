@@ -26,6 +26,10 @@ typedef struct cli_opts {
     int dry_run, keep_orientation;
     uint64_t max_pixels;
     int accept_damaged;         /* --accept-damaged */
+    uint64_t memory;            /* --memory BYTES (0 = default) */
+    const char *gpus;           /* --gpus all|N|LIST */
+    ts_codec codec;             /* --codec auto|cpu|gpu */
+    int no_shrink_on_load;      /* --no-shrink-on-load */
     const char *report, *trace, *timeline, *json;
     const char *report_lines;   /* --report-lines FILE: JSON lines, one per image */
     const char *name_template;  /* --name TEMPLATE */

@@ -287,7 +287,7 @@ static ts_status open_path(compare_ctx *c, gpu_path *p, ts_path path, ts_err *er
 {
     p->trace = ts_trace_create();
     if (!p->trace) return ts_err_set(err, TS_E_NOMEM, "out of memory");
-    ts_engine_opts eo = { c->o->streams, c->o->tile_w, c->o->tile_h, path, p->trace, 0 };
+    ts_engine_opts eo = { .streams = c->o->streams, .tile_w = c->o->tile_w, .tile_h = c->o->tile_h, .path = path, .trace = p->trace };
     return ts_engine_create(&eo, &p->engine, err);
 }
 

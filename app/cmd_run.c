@@ -136,15 +136,23 @@ static void on_image(void *ctx, const ts_image_result *r, int done, int total)
 /* The share of the machine's peak a stage reached: transfers against the
  * pinned bus rates, kernels against the device copy, measured at the start
  * of the run (GPU runs only). Empty for CPU stages. */
+/* "h2d" or "h2d gpu1" (a line per engine with --gpus) is stage "h2d". */
+static int is_stage(const char *stage, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(stage, name, n) && (stage[n] == '\0' || stage[n] == ' ');
+}
+
 static void peak_share(const ts_batch_result *r, const ts_stage_stat *st, char *buf, size_t n)
 {
     double gbps = st->busy_s > 0 ? (double)st->bytes / 1e9 / st->busy_s : 0, peak = 0;
     const char *of = "";
     buf[0] = '\0';
     if (r->peak.d2d_gbps <= 0) return;
-    if (!strcmp(st->stage, "h2d")) { peak = r->peak.h2d_gbps; of = "of H2D"; }
-    else if (!strcmp(st->stage, "d2h")) { peak = r->peak.d2h_gbps; of = "of D2H"; }
-    else if (strcmp(st->stage, "decode") && strcmp(st->stage, "encode")) { peak = r->peak.d2d_gbps; of = "of copy"; }
+    if (is_stage(st->stage, "h2d")) { peak = r->peak.h2d_gbps; of = "of H2D"; }
+    else if (is_stage(st->stage, "d2h")) { peak = r->peak.d2h_gbps; of = "of D2H"; }
+    else if (!is_stage(st->stage, "decode") && !is_stage(st->stage, "encode") && !is_stage(st->stage, "stage"))
+        { peak = r->peak.d2d_gbps; of = "of copy"; }
     if (peak > 0) snprintf(buf, n, "%5.1f%% %s", 100 * gbps / peak, of);
 }
 
@@ -175,6 +183,15 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
                (double)st[i].bytes / 1e6, stage_rate(&st[i], gbps, sizeof gbps), share[0] ? "  " : "", share);
     }
     double span = ts_trace_span(t);
+    for (int k = 0; r->n_engines > 1 && k < r->n_engines; k++)
+        printf("engine %d (device %d): %d images\n", k, r->engine_device[k], r->engine_images[k]);
+    printf("memory: %.0f MB of %.0f MB budget at most, %d images in flight at most%s", (double)r->memory_peak / 1e6,
+           (double)r->memory_budget / 1e6, r->max_in_flight, r->n_engines ? "" : "\n");
+    if (r->n_engines)
+        printf("; decoded into pinned memory %d, pageable %d\n", r->decoded_pinned, r->decoded_pageable);
+    if (r->shrunk_on_load) printf("shrink on load: %d JPEGs decoded at reduced size\n", r->shrunk_on_load);
+    if (r->codec_note[0])
+        printf("jpeg codec: %s; nvJPEG decoded %d, encoded %d\n", r->codec_note, r->gpu_decoded, r->gpu_encoded);
     printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s\n", r->n_images, r->n_ok,
            r->n_failed, r->n_skipped, r->wall_s, r->wall_s > 0 ? r->n_ok / r->wall_s : 0,
            r->wall_s > 0 ? (double)r->pixels_in / 1e6 / r->wall_s : 0);
@@ -242,6 +259,10 @@ static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
     bo->accept_damaged = o->accept_damaged;
     bo->name_template = o->name_template;
     bo->shard.count = 1;
+    bo->memory = o->memory;
+    bo->gpus = o->gpus;
+    bo->codec = o->codec;
+    bo->no_shrink_on_load = o->no_shrink_on_load;
 }
 
 /* Write --report, --trace and --timeline; 0 when one failed (each named). */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ enum {
     O_OPS = 256, O_DEVICE, O_PATH, O_STREAMS, O_TILE, O_SIZE, O_FORMAT, O_QUALITY, O_PNG_LEVEL, O_REPS,
     O_MAX_PIXELS, O_REPLACE_INPUT, O_DRY_RUN, O_KEEP_ORIENTATION, O_ACCEPT_DAMAGED, O_REPORT,
     O_REPORT_LINES, O_TRACE, O_TIMELINE, O_JSON, O_DIFF_OUT, O_HTML, O_ONLY, O_NAME, O_FILES_FROM,
-    O_SHARD, O_VERSION,
+    O_SHARD, O_VERSION, O_MEMORY, O_GPUS, O_CODEC, O_NO_SHRINK_ON_LOAD,
 };
 
 typedef struct opt_def {
@@ -64,6 +65,10 @@ static const opt_def OPTIONS[] = {
     { "files-from", required_argument, O_FILES_FROM, C_RUN },
     { "null", no_argument, '0', C_RUN },
     { "shard", required_argument, O_SHARD, C_RUN },
+    { "memory", required_argument, O_MEMORY, C_RUN },
+    { "gpus", required_argument, O_GPUS, C_RUN },
+    { "codec", required_argument, O_CODEC, C_RUN },
+    { "no-shrink-on-load", no_argument, O_NO_SHRINK_ON_LOAD, C_RUN },
     { "quiet", no_argument, 'q', C_RUN },
     { "verbose", no_argument, 'v', C_RUN },
 };
@@ -153,6 +158,28 @@ static int parse_size(const char *s, int *w, int *h)
     return 1;
 }
 
+/* "4G", "512M", "64k", "1000000": bytes (K, M, G, T are powers of 1024). */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-') return 0;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    case '\0': break;
+    default: return 0;
+    }
+    if (*end && end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB")) return 0;
+    if (v == 0 || v > (UINT64_MAX >> shift)) return 0;
+    *out = (uint64_t)v << shift;
+    return 1;
+}
+
 /* Options with a value: check it and store it. 0 or EXIT_USAGE. */
 static int take_value(const char *command, int id, const char *v, cli_opts *o)
 {
@@ -220,6 +247,15 @@ static int take_value(const char *command, int id, const char *v, cli_opts *o)
     case O_NAME: o->name_template = v; return 0;
     case O_FILES_FROM: o->files_from = v; return 0;
     case O_SHARD: o->shard = v; return 0;
+    case O_MEMORY:
+        return parse_bytes(v, &o->memory) ? 0 : bad_usage(command, "--memory wants bytes such as 4G, 512M or 1000000, not '%s'", v);
+    case O_GPUS: o->gpus = v; return 0;
+    case O_CODEC:
+        if (!strcmp(v, "auto")) o->codec = TS_CODEC_AUTO;
+        else if (!strcmp(v, "cpu")) o->codec = TS_CODEC_CPU;
+        else if (!strcmp(v, "gpu")) o->codec = TS_CODEC_GPU;
+        else return bad_usage(command, "--codec is auto, cpu or gpu, not '%s'", v);
+        return 0;
     }
     return bad_usage(command, "internal: option %s has no handler", "?");
 }
@@ -235,6 +271,7 @@ static int take_flag(int id, cli_opts *o, int *help)
     case O_DRY_RUN: o->dry_run = 1; break;
     case O_KEEP_ORIENTATION: o->keep_orientation = 1; break;
     case O_ACCEPT_DAMAGED: o->accept_damaged = 1; break;
+    case O_NO_SHRINK_ON_LOAD: o->no_shrink_on_load = 1; break;
     case '0': o->null_separated = 1; break;
     case 'q': o->quiet = 1; break;
     case 'v': o->verbose = 1; break;

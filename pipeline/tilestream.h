@@ -115,6 +115,12 @@ ts_status ts_image_probe(const char *path, ts_image_info *info, ts_err *err);
  * 16-bit stays TS_U16. JPEG: grey or RGB 8-bit; CMYK/YCCK become RGB. */
 ts_status ts_image_load(const char *path, const ts_load_opts *opts,
                         ts_image *img, ts_err *err);
+/* As ts_image_load, but a JPEG is decoded at 1/scale of its size (scale 1,
+ * 2, 4 or 8) with libjpeg's DCT scaling: ceil(w/scale) x ceil(h/scale),
+ * much faster than decoding it whole when it is about to be shrunk. Other
+ * formats, and scale 1, decode at full size. */
+ts_status ts_image_load_scaled(const char *path, const ts_load_opts *opts, int scale,
+                               ts_image *img, ts_err *err);
 
 typedef struct ts_save_opts {
     ts_format format;   /* TS_FMT_UNKNOWN = from the path's extension */
@@ -253,12 +259,22 @@ typedef struct ts_engine_opts {
     ts_path path;         /* sampling ops: global memory or texture */
     ts_trace *trace;      /* where stage events go (may be NULL) */
     int device;           /* CUDA device ordinal (0 = the first) */
+    size_t pinned_limit;  /* pin at most this many bytes for the pool (0 = no limit); past it
+                             the pool hands out pageable memory, which the engine stages
+                             through small pinned bounce buffers of its own */
+    const char *name;     /* "gpu0": names its trace lanes and stages (several engines); NULL = none */
 } ts_engine_opts;
 
 ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err);
 void ts_engine_destroy(ts_engine *e);
-/* Pinned host memory from the engine's pool: decode into it, encode from it. */
+/* Pinned host memory from the engine's pool: decode into it, encode from it.
+ * At the pool's pinned_limit it returns pageable memory instead. Any
+ * engine's allocator frees memory from any engine's pool. */
 ts_allocator ts_engine_allocator(ts_engine *e);
+/* The same pool, but alloc returns NULL instead of pageable memory. */
+ts_allocator ts_engine_pinned_allocator(ts_engine *e);
+/* Bytes pinned by the pool so far. */
+size_t ts_engine_pinned_bytes(ts_engine *e);
 /* Queue chain over in; out is allocated from the pinned pool. in must stay
  * valid until collected. image is the index used in trace events. On
  * failure out is left empty; once submitted, out belongs to the caller
@@ -295,6 +311,16 @@ typedef struct ts_image_result {
 } ts_image_result;
 
 struct ts_batch_result;
+typedef enum ts_codec {
+    TS_CODEC_AUTO = 0,    /* JPEG on the GPU (nvJPEG) where built and the file allows, else the CPU */
+    TS_CODEC_CPU,         /* libjpeg-turbo and libpng only */
+    TS_CODEC_GPU          /* nvJPEG for every JPEG it takes; an error when the build has none */
+} ts_codec;
+
+/* The default --memory: a quarter of the machine's RAM (or of the cgroup's
+ * limit, when lower), at most 8 GiB. */
+uint64_t ts_default_memory_budget(void);
+
 typedef struct ts_batch_opts {
     const char *const *inputs;
     int n_inputs;
@@ -312,6 +338,13 @@ typedef struct ts_batch_opts {
     int keep_orientation;     /* 1 = do not apply EXIF orientation */
     uint64_t max_pixels;      /* 0 = TS_DEFAULT_MAX_PIXELS */
     int accept_damaged;       /* as ts_load_opts.accept_damaged */
+    uint64_t memory;          /* bytes of images in flight, decoded to encoded
+                                 (0 = ts_default_memory_budget()); an image larger than
+                                 this runs alone */
+    const char *gpus;         /* "all" or NULL (every device), "N" (the first N), or a list
+                                 "0,1", "1," (device 1 alone), "0,0" (two engines on device 0) */
+    ts_codec codec;
+    int no_shrink_on_load;    /* 1 = decode JPEGs whole even when the chain starts by shrinking */
     ts_trace *trace;          /* stage events (may be NULL) */
     volatile int *stop;       /* becomes non-zero: stop cleanly (Ctrl-C) */
     /* called once per image as it finishes (from a worker thread, one at a time);
@@ -335,6 +368,16 @@ typedef struct ts_batch_result {
     char device_note[256];    /* why auto chose what it chose */
     ts_peak_rates peak;       /* GPU runs: measured at the start (zeros on the CPU) */
     ts_image_result *images;  /* n_images, in input order */
+    uint64_t memory_budget;   /* bytes allowed in flight */
+    uint64_t memory_peak;     /* the most bytes reserved at once (decoded, processed, output) */
+    int max_in_flight;        /* the most images in flight at once */
+    int n_engines;            /* GPU engines (--gpus), 0 on the CPU */
+    int engine_device[16];    /* each engine's CUDA device */
+    int engine_images[16];    /* images each engine processed */
+    int decoded_pinned, decoded_pageable;   /* GPU runs: where decodes landed */
+    int shrunk_on_load;       /* JPEGs decoded at reduced size */
+    int gpu_decoded, gpu_encoded;   /* JPEGs decoded / encoded by nvJPEG (--codec) */
+    char codec_note[160];     /* which JPEG codec and why */
 } ts_batch_result;
 
 /* TS_OK when every image succeeded; TS_E_CORRUPT etc. (the first failure's

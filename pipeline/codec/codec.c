@@ -90,20 +90,39 @@ ts_status ts_image_probe(const char *path, ts_image_info *info, ts_err *err)
 ts_status ts_image_load(const char *path, const ts_load_opts *opts,
                         ts_image *img, ts_err *err)
 {
-    FILE *f = NULL;
-    ts_format fmt;
-    ts_load_limits lim = {0};
-    memset(img, 0, sizeof *img);
-    const ts_allocator *a = opts ? opts->allocator : NULL;
-    ts_status st = open_image(path, &f, &fmt, &lim.file_bytes, err);
+    return ts_image_load_scaled(path, opts, 1, img, err);
+}
+
+ts_status ts_open_for_load(const char *path, const ts_load_opts *opts, FILE **f, ts_format *fmt,
+                           ts_load_limits *lim, ts_err *err)
+{
+    memset(lim, 0, sizeof *lim);
+    ts_status st = open_image(path, f, fmt, &lim->file_bytes, err);
     if (st != TS_OK)
         return st;
     /* An explicit pixel limit is the caller's word on how large an image
      * may be; only the default one comes with the bomb guard. */
-    lim.max_pixels = opts && opts->max_pixels ? opts->max_pixels : TS_DEFAULT_MAX_PIXELS;
-    if (!(opts && opts->max_pixels) && lim.file_bytes)
-        lim.max_bytes = ts_bomb_budget(lim.file_bytes);
-    lim.accept_damaged = opts ? opts->accept_damaged : 0;
+    lim->max_pixels = opts && opts->max_pixels ? opts->max_pixels : TS_DEFAULT_MAX_PIXELS;
+    if (!(opts && opts->max_pixels) && lim->file_bytes)
+        lim->max_bytes = ts_bomb_budget(lim->file_bytes);
+    lim->accept_damaged = opts ? opts->accept_damaged : 0;
+    return TS_OK;
+}
+
+ts_status ts_image_load_scaled(const char *path, const ts_load_opts *opts, int scale,
+                               ts_image *img, ts_err *err)
+{
+    FILE *f = NULL;
+    ts_format fmt;
+    ts_load_limits lim;
+    memset(img, 0, sizeof *img);
+    const ts_allocator *a = opts ? opts->allocator : NULL;
+    if (scale != 1 && scale != 2 && scale != 4 && scale != 8)
+        return ts_err_set(err, TS_E_ARG, "%s: decode scale 1/%d (1, 2, 4 or 8)", path, scale);
+    ts_status st = ts_open_for_load(path, opts, &f, &fmt, &lim, err);
+    if (st != TS_OK)
+        return st;
+    lim.scale_denom = scale;
     if (fmt == TS_FMT_PNG)
         st = ts_png_load(f, path, &lim, a, img, err);
     else
@@ -311,6 +330,43 @@ static ts_status encode(FILE *f, const char *path, const ts_image *img, const sa
     }
 }
 
+ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *err)
+{
+    remove_stale_temps(path);
+    char *tmp = NULL;
+    FILE *f = NULL;
+    int slot = temp_claim();
+    ts_status st = create_temp(path, &tmp, &f, err);
+    if (st != TS_OK) {
+        temp_release(slot);
+        return st;
+    }
+    temp_publish(slot, tmp);
+    st = fn(f, path, ctx, err);
+    int close_failed = fclose(f) != 0;   /* flushes: a full disk shows here */
+    if (st == TS_OK && close_failed)
+        st = ts_err_set(err, TS_E_IO, "%s: cannot write: %s", path, strerror(errno));
+    if (st == TS_OK && rename(tmp, path) != 0)
+        st = ts_err_set(err, TS_E_IO, "%s: cannot rename the finished file into place: %s",
+                        path, strerror(errno));
+    if (st != TS_OK)
+        unlink(tmp);
+    temp_release(slot);
+    free(tmp);
+    return st;
+}
+
+typedef struct encode_ctx {
+    const ts_image *img;
+    const save_params *p;
+} encode_ctx;
+
+static ts_status encode_fn(FILE *f, const char *path, void *ctx, ts_err *err)
+{
+    encode_ctx *c = ctx;
+    return encode(f, path, c->img, c->p, err);
+}
+
 ts_status ts_image_save(const char *path, const ts_image *img,
                         const ts_save_opts *opts, ts_err *err)
 {
@@ -324,27 +380,6 @@ ts_status ts_image_save(const char *path, const ts_image *img,
         st = resolve_opts(path, opts, &p, err);
     if (st != TS_OK)
         return st;
-
-    remove_stale_temps(path);
-    char *tmp = NULL;
-    FILE *f = NULL;
-    int slot = temp_claim();
-    st = create_temp(path, &tmp, &f, err);
-    if (st != TS_OK) {
-        temp_release(slot);
-        return st;
-    }
-    temp_publish(slot, tmp);
-    st = encode(f, path, img, &p, err);
-    int close_failed = fclose(f) != 0;   /* flushes: a full disk shows here */
-    if (st == TS_OK && close_failed)
-        st = ts_err_set(err, TS_E_IO, "%s: cannot write: %s", path, strerror(errno));
-    if (st == TS_OK && rename(tmp, path) != 0)
-        st = ts_err_set(err, TS_E_IO, "%s: cannot rename the finished file into place: %s",
-                        path, strerror(errno));
-    if (st != TS_OK)
-        unlink(tmp);
-    temp_release(slot);
-    free(tmp);
-    return st;
+    encode_ctx c = {img, &p};
+    return ts_write_atomic(path, encode_fn, &c, err);
 }

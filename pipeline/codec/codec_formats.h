@@ -22,6 +22,16 @@ ts_status ts_jpeg_load(FILE *f, const char *path, const ts_load_limits *lim,
 ts_status ts_jpeg_save(FILE *f, const char *path, const ts_image *img,
                        int quality, int progressive, ts_err *err);
 
+/* The header alone, checked against the limits as ts_jpeg_load checks it;
+ * meta gets the orientation, ICC, EXIF and XMP but no pixels (for GPU
+ * decoders). */
+ts_status ts_jpeg_load_header(FILE *f, const char *path, const ts_load_limits *lim, ts_image *meta,
+                              ts_image_info *info, ts_err *err);
+/* Write a JPEG stream made elsewhere (nvJPEG) with img's EXIF, XMP and ICC
+ * added after SOI (and JFIF APP0) as the CPU writer stores them. */
+ts_status ts_jpeg_write_bitstream(FILE *f, const char *path, const ts_image *img, const unsigned char *bits,
+                                  size_t len, ts_err *err);
+
 /* BMP, TGA and HDR through stb_image_write (codec_stb.c); without stb
  * these return TS_E_FORMAT. */
 ts_status ts_stb_save(FILE *f, const char *path, const ts_image *img,

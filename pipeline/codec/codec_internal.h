@@ -29,6 +29,7 @@ typedef struct ts_load_limits {
     uint64_t max_bytes;
     uint64_t file_bytes;
     int accept_damaged;
+    int scale_denom;        /* JPEG: decode at 1/scale_denom (1, 2, 4, 8; 0 = 1) */
 } ts_load_limits;
 
 /* The decompression-bomb guard used at the default limits: a decode may
@@ -47,6 +48,15 @@ uint64_t ts_bomb_budget(uint64_t file_bytes);
  * allocation that depends on the size. Fills err with "path: cause". */
 ts_status ts_check_decode_size(const char *path, const ts_load_limits *lim, int w, int h, int c,
                                ts_type t, uint64_t work_bytes, ts_err *err);
+
+/* For codecs outside codec.c: open path for reading with its format known
+ * and the limits ts_image_load applies (lim filled). */
+ts_status ts_open_for_load(const char *path, const ts_load_opts *opts, FILE **f, ts_format *fmt,
+                           ts_load_limits *lim, ts_err *err);
+/* Write path atomically (temporary file + rename, tracked for Ctrl-C as
+ * ts_image_save's are) with fn(f, ctx). */
+typedef ts_status (*ts_write_fn)(FILE *f, const char *path, void *ctx, ts_err *err);
+ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *err);
 
 /* EXIF (exif.c). tiff points at a TIFF header ("II*\0" or "MM\0*"), as in
  * a PNG eXIf chunk or after "Exif\0\0" in a JPEG APP1 segment. Returns the

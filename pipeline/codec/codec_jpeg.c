@@ -335,6 +335,11 @@ static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
         d->out_color_space = JCS_CMYK;
     else
         d->out_color_space = JCS_RGB;
+    if (job->lim->scale_denom > 1) {
+        /* DCT scaling: libjpeg-turbo's reduced-size IDCT, ceil(w / denom) wide */
+        d->scale_num = 1;
+        d->scale_denom = (unsigned int)job->lim->scale_denom;
+    }
     jpeg_calc_output_dimensions(d);
     int c = d->out_color_space == JCS_GRAYSCALE ? 1 : 3;
 
@@ -424,6 +429,77 @@ ts_status ts_jpeg_load(FILE *f, const char *path, const ts_load_limits *lim,
     free(job);
     if (st != TS_OK)
         ts_image_free(img);
+    return st;
+}
+
+/* ------------------------------------------------------- header only
+ * For decoders that take the pixels elsewhere (nvJPEG): the limits checked
+ * as ts_jpeg_load checks them, and the metadata kept in meta (orientation,
+ * ICC, EXIF, XMP; no pixels). */
+
+static void jpeg_header_body(jpeg_job *job, ts_image_info *info, ts_err *err)
+{
+    struct jpeg_decompress_struct *d = &job->d;
+    jpeg_read_header_and_markers(job);
+    d->out_color_space = d->jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
+    if (jpeg_is_cmyk(d))
+        d->out_color_space = JCS_CMYK;
+    jpeg_calc_output_dimensions(d);
+    info->w = (int)d->output_width;
+    info->h = (int)d->output_height;
+    info->c = d->out_color_space == JCS_GRAYSCALE ? 1 : 3;
+    info->type = TS_U8;
+    info->bit_depth = d->data_precision;
+    info->format = TS_FMT_JPEG;
+    info->progressive = d->progressive_mode ? 1 : 0;
+    info->color = jpeg_color_name(d->jpeg_color_space);
+    ts_status st = jpeg_check_size(job, info->c, err);
+    if (st != TS_OK) {
+        job->status = st;
+        return;
+    }
+    /* job->status stays what a libjpeg error jump means; OK only at the end */
+    JOCTET *icc = NULL;
+    unsigned int icc_len = 0;
+    if (jpeg_read_icc_profile(d, &icc, &icc_len) && icc) {
+        job->img->icc = icc;
+        job->img->icc_len = icc_len;
+        info->icc_len = icc_len;
+    }
+    job->img->orientation = info->orientation = jpeg_orientation(d);
+    if (jpeg_copy_metadata(job) != TS_OK)
+        job->status = ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the EXIF and XMP data", job->path);
+    else
+        job->status = TS_OK;
+}
+
+static ts_status jpeg_guarded_header(jpeg_job *job, ts_image_info *info, ts_err *err)
+{
+    if (setjmp(job->jump))
+        return jpeg_read_error(job, err);
+    jpeg_start_reader(job);
+    jpeg_header_body(job, info, err);
+    return job->status;
+}
+
+ts_status ts_jpeg_load_header(FILE *f, const char *path, const ts_load_limits *lim, ts_image *meta,
+                              ts_image_info *info, ts_err *err)
+{
+    memset(meta, 0, sizeof *meta);
+    memset(info, 0, sizeof *info);
+    jpeg_job *job = malloc(sizeof *job);
+    if (!job)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG decoder", path);
+    jpeg_job_init(job, f, path);
+    job->lim = lim;
+    job->accept_damaged = lim->accept_damaged;
+    job->img = meta;
+    job->probing = 1;   /* the header only: warnings about the data come with the decode */
+    ts_status st = jpeg_guarded_header(job, info, err);
+    jpeg_destroy_decompress(&job->d);
+    free(job);
+    if (st != TS_OK)
+        ts_image_free(meta);
     return st;
 }
 
@@ -562,4 +638,62 @@ ts_status ts_jpeg_save(FILE *f, const char *path, const ts_image *img,
     jpeg_destroy_compress(&job->cw);
     free(job);
     return st;
+}
+
+/* ------------------------------------------------- a finished bitstream
+ * An encoder elsewhere (nvJPEG) made bits: write them with img's EXIF,
+ * XMP and ICC profile as the CPU writer stores them, inserted after SOI
+ * and the JFIF APP0 segment when there is one. */
+
+static int put_segment(FILE *f, int marker, const char *id, size_t id_len, const unsigned char *head, size_t head_len,
+                       const unsigned char *data, size_t len)
+{
+    size_t total = 2 + id_len + head_len + len;
+    if (total > 65535)
+        return 1;   /* does not fit in a segment: left out, as jpeg_write_app1 does */
+    unsigned char hdr[4] = {0xFF, (unsigned char)marker, (unsigned char)(total >> 8), (unsigned char)total};
+    return fwrite(hdr, 1, 4, f) == 4 && fwrite(id, 1, id_len, f) == id_len &&
+           (!head_len || fwrite(head, 1, head_len, f) == head_len) && fwrite(data, 1, len, f) == len;
+}
+
+/* The ICC profile in APP2 chunks of at most 65519 bytes ("ICC_PROFILE\0",
+ * sequence number, count), as libjpeg's jpeg_write_icc_profile does. */
+static int put_icc(FILE *f, const unsigned char *icc, size_t len)
+{
+    const size_t chunk = 65519;
+    size_t n = (len + chunk - 1) / chunk;
+    if (n > 255)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t part = len - i * chunk < chunk ? len - i * chunk : chunk;
+        unsigned char seq[2] = {(unsigned char)(i + 1), (unsigned char)n};
+        if (!put_segment(f, JPEG_APP0 + 2, "ICC_PROFILE", 12, seq, 2, icc + i * chunk, part))
+            return 0;
+    }
+    return 1;
+}
+
+ts_status ts_jpeg_write_bitstream(FILE *f, const char *path, const ts_image *img, const unsigned char *bits,
+                                  size_t len, ts_err *err)
+{
+    if (len < 4 || bits[0] != 0xFF || bits[1] != 0xD8)
+        return ts_err_set(err, TS_E_FORMAT, "%s: the GPU encoder's output is not a JPEG stream", path);
+    size_t head = 2;
+    if (bits[2] == 0xFF && bits[3] == JPEG_APP0 && len >= 6)
+        head += 2 + (((size_t)bits[4] << 8) | bits[5]);   /* keep JFIF first, as readers expect */
+    if (head > len)
+        return ts_err_set(err, TS_E_FORMAT, "%s: the GPU encoder's output is cut short", path);
+    int ok = fwrite(bits, 1, head, f) == head;
+    size_t exif_len = 0;
+    unsigned char *exif = ts_exif_for_output(img, &exif_len);
+    if (ok && exif)
+        ok = put_segment(f, EXIF_MARKER, "Exif\0", 6, NULL, 0, exif, exif_len);
+    free(exif);
+    if (ok && img->xmp && img->xmp_len)
+        ok = put_segment(f, EXIF_MARKER, TS_XMP_JPEG_ID, TS_XMP_JPEG_ID_LEN, NULL, 0, img->xmp, img->xmp_len);
+    if (ok && img->icc && ts_icc_fits(img->icc, img->icc_len, img->c))
+        ok = put_icc(f, img->icc, img->icc_len);
+    if (ok)
+        ok = fwrite(bits + head, 1, len - head, f) == len - head;
+    return ok ? TS_OK : ts_err_set(err, TS_E_IO, "%s: cannot write: %s", path, strerror(errno));
 }

@@ -41,10 +41,15 @@ enum {
 #define POOL_FIRST_BLOCK ((size_t)32 << 20)
 #define POOL_MAX_BLOCK ((size_t)256 << 20)
 
+typedef struct pinned_pool pinned_pool;
+
+/* The chunk names its pool, so that any engine's allocator frees any
+ * engine's chunk (a batch decodes into whichever pool has room). */
 typedef struct pool_chunk {
     unsigned magic;
     int cls;
     struct pool_chunk *next_free;
+    pinned_pool *owner;
 } pool_chunk;
 
 typedef struct pool_block {
@@ -52,13 +57,14 @@ typedef struct pool_block {
     size_t size, used;
 } pool_block;
 
-typedef struct pinned_pool {
+struct pinned_pool {
     pthread_mutex_t lock;
     pool_block *blocks;
     int n_blocks, cap_blocks;
     pool_chunk *free_list[POOL_CLASSES];
     size_t pinned_bytes;
-} pinned_pool;
+    size_t limit;          /* pin at most this much (0 = no limit) */
+};
 
 /* Class i holds (1 + (i % 4) / 4) * 64 KB * 2^(i / 4) bytes: at most 25%
  * wasted on rounding. */
@@ -89,6 +95,12 @@ static pool_block *pool_grow(pinned_pool *p, size_t need)
     size_t size = POOL_FIRST_BLOCK << (p->n_blocks < 3 ? p->n_blocks : 3);
     if (size > POOL_MAX_BLOCK) size = POOL_MAX_BLOCK;
     if (size < need) size = (need + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1);
+    if (p->limit) {
+        /* bounded: a smaller last block, or none */
+        size_t room = p->pinned_bytes < p->limit ? p->limit - p->pinned_bytes : 0;
+        if (size > room) size = room;
+        if (size < need) return NULL;
+    }
     void *base = NULL;
     /* Portable: an image decoded into it may go to any device's engine. */
     if (cudaHostAlloc(&base, size, cudaHostAllocPortable) != cudaSuccess) {
@@ -103,18 +115,33 @@ static pool_block *pool_grow(pinned_pool *p, size_t need)
     return b;
 }
 
-static void *pool_alloc(void *ctx, size_t bytes)
+/* A free chunk of class cls, or of one of the next classes up (at most 2x
+ * the size): at the limit a larger free chunk beats pageable memory.
+ * Caller holds the lock. */
+static pool_chunk *pool_take_free(pinned_pool *p, int cls)
+{
+    for (int k = cls; k < POOL_CLASSES && k <= cls + 4; k++) {
+        pool_chunk *c = p->free_list[k];
+        if (c) {
+            p->free_list[k] = c->next_free;
+            return c;
+        }
+        if (!p->limit) break;   /* unbounded: grow rather than waste */
+    }
+    return NULL;
+}
+
+/* Pinned memory from the pool, or NULL when the pool is at its limit (or
+ * pinning fails). */
+static void *pool_alloc_pinned(void *ctx, size_t bytes)
 {
     pinned_pool *p = ctx;
     int cls = class_of(bytes ? bytes : 1);
     if (cls < 0) return NULL;
     size_t need = POOL_HDR + class_size(cls);
-    pool_chunk *c = NULL;
     pthread_mutex_lock(&p->lock);
-    if (p->free_list[cls]) {
-        c = p->free_list[cls];
-        p->free_list[cls] = c->next_free;
-    } else {
+    pool_chunk *c = pool_take_free(p, cls);
+    if (!c) {
         pool_block *b = NULL;
         for (int i = 0; i < p->n_blocks && !b; i++)
             if (p->blocks[i].size - p->blocks[i].used >= need) b = &p->blocks[i];
@@ -124,24 +151,33 @@ static void *pool_alloc(void *ctx, size_t bytes)
             b->used += need;
             c->magic = POOL_MAGIC_PINNED;
             c->cls = cls;
+            c->owner = p;
         }
     }
     pthread_mutex_unlock(&p->lock);
-    if (!c) {
-        /* Pinning failed (the system's pinned-memory limit): pageable
-         * memory still works, only slower and without overlap. */
-        c = malloc(POOL_HDR + bytes);
-        if (!c) return NULL;
-        c->magic = POOL_MAGIC_MALLOC;
-        c->cls = -1;
-    }
+    if (!c) return NULL;
+    c->next_free = NULL;
+    return (unsigned char *)c + POOL_HDR;
+}
+
+/* Pinned when the pool has room, else pageable: the engine stages pageable
+ * images through pinned buffers of its own (slower, never wrong). */
+static void *pool_alloc(void *ctx, size_t bytes)
+{
+    void *ptr = pool_alloc_pinned(ctx, bytes);
+    if (ptr) return ptr;
+    pool_chunk *c = malloc(POOL_HDR + bytes);
+    if (!c) return NULL;
+    c->magic = POOL_MAGIC_MALLOC;
+    c->cls = -1;
+    c->owner = ctx;
     c->next_free = NULL;
     return (unsigned char *)c + POOL_HDR;
 }
 
 static void pool_free(void *ctx, void *ptr)
 {
-    pinned_pool *p = ctx;
+    (void)ctx;
     if (!ptr) return;
     pool_chunk *c = (pool_chunk *)((unsigned char *)ptr - POOL_HDR);
     if (c->magic == POOL_MAGIC_MALLOC) {
@@ -149,6 +185,7 @@ static void pool_free(void *ctx, void *ptr)
         return;
     }
     if (c->magic != POOL_MAGIC_PINNED) return; /* not ours: leaking beats corrupting */
+    pinned_pool *p = c->owner;
     pthread_mutex_lock(&p->lock);
     c->next_free = p->free_list[c->cls];
     p->free_list[c->cls] = c;
@@ -173,7 +210,23 @@ typedef struct lane {
     size_t raw_cap;
     unsigned char *work[2];    /* ping-pong stage buffers */
     size_t work_cap;
+    unsigned char *stage_in, *stage_out;   /* pinned bounce buffers for pageable images */
+    size_t stage_in_cap, stage_out_cap;
 } lane;
+
+/* A host copy between a pageable image and a lane's pinned bounce buffer,
+ * run in stream order by cudaLaunchHostFunc: after the previous copy out
+ * of the buffer (so it may be overwritten) and before the next one. */
+typedef struct host_copy {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t dst_stride, src_stride, row_bytes;
+    int rows;
+    ts_trace *trace;
+    int trace_lane, image;
+    const char *stage;
+    struct host_copy *next;
+} host_copy;
 
 /* A timed stage of one tile: between marks m0 and m1 of the job. */
 typedef struct span {
@@ -193,6 +246,7 @@ typedef struct job {
     int n_tiles, cap_tiles;
     span *spans;
     int n_spans, cap_spans;
+    host_copy *copies;         /* freed once the job has completed */
     struct job *next;
 } job;
 
@@ -208,6 +262,7 @@ struct ts_engine {
     pinned_pool pool;
     cudaEvent_t *free_events;
     int n_free_events, cap_free_events;
+    char name[32];             /* "gpu0", "gpu0.1": in lane and stage names when set */
     cudaEvent_t calib;         /* recorded at calib_t on the ts_now() clock */
     double calib_t;
     job *head, *tail;          /* pending images, oldest first */
@@ -297,6 +352,11 @@ static void job_free(ts_engine *e, job *j)
     free(j->marks);
     free(j->tiles);
     free(j->spans);
+    while (j->copies) {
+        host_copy *c = j->copies;
+        j->copies = c->next;
+        free(c);
+    }
     free(j);
 }
 
@@ -357,6 +417,10 @@ static void engine_release_buffers(ts_engine *e)
         cudaFree(l->work[1]);
         l->raw = l->work[0] = l->work[1] = NULL;
         l->raw_cap = l->work_cap = 0;
+        cudaFreeHost(l->stage_in);
+        cudaFreeHost(l->stage_out);
+        l->stage_in = l->stage_out = NULL;
+        l->stage_in_cap = l->stage_out_cap = 0;
     }
 }
 
@@ -388,6 +452,8 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
     e->tile_h = opts ? opts->tile_h : 0;
     e->path = opts ? opts->path : TS_PATH_GLOBAL;
     e->trace = opts ? opts->trace : NULL;
+    e->pool.limit = opts ? opts->pinned_limit : 0;
+    if (opts && opts->name) snprintf(e->name, sizeof e->name, "%s", opts->name);
     ts_status st = TS_OK;
     for (int i = 0; i < n && st == TS_OK; i++) {
         lane *l = &e->lanes[i];
@@ -404,8 +470,9 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
             break;
         }
         e->n_lanes++;
-        char name[48];
-        if (device == 0) snprintf(name, sizeof name, "stream %d", i);
+        char name[64];
+        if (e->name[0]) snprintf(name, sizeof name, "%s stream %d", e->name, i);
+        else if (device == 0) snprintf(name, sizeof name, "stream %d", i);
         else snprintf(name, sizeof name, "gpu %d stream %d", device, i);
         l->trace_lane = e->trace ? ts_trace_lane(e->trace, name) : -1;
     }
@@ -447,6 +514,20 @@ ts_allocator ts_engine_allocator(ts_engine *e)
     return a;
 }
 
+ts_allocator ts_engine_pinned_allocator(ts_engine *e)
+{
+    ts_allocator a = {pool_alloc_pinned, pool_free, &e->pool};
+    return a;
+}
+
+size_t ts_engine_pinned_bytes(ts_engine *e)
+{
+    pthread_mutex_lock(&e->pool.lock);
+    size_t n = e->pool.pinned_bytes;
+    pthread_mutex_unlock(&e->pool.lock);
+    return n;
+}
+
 void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a)
 {
     if (a) e->out_alloc_copy = *a;
@@ -485,6 +566,7 @@ typedef struct layout {
     int tw, th;                /* output tile size */
     ts_rect *r;                /* n+1 regions (scratch) */
     size_t raw_need, work_need;
+    int in_pageable, out_pageable;   /* staged through the lanes' bounce buffers */
 } layout;
 
 /* Buffer sizes for tiles of tw x th. */
@@ -647,6 +729,82 @@ static ts_status copy_status(cudaError_t ce, const char *what, ts_err *err)
     return ce == cudaSuccess ? TS_OK : cuda_fail(ce, what, err);
 }
 
+/* 1 when p is pinned (page-locked) host memory, which copies overlap
+ * with; pageable memory the engine stages through a bounce buffer. */
+static int is_pinned(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();   /* not sticky */
+        return 0;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+/* Grow a lane's bounce buffer to need bytes, once the lane's queued work
+ * no longer uses the old one. */
+static cudaError_t bounce_reserve(lane *l, unsigned char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return cudaSuccess;
+    cudaError_t ce = cudaStreamSynchronize(l->stream);
+    if (ce != cudaSuccess) return ce;
+    cudaFreeHost(*buf);
+    *buf = NULL;
+    *cap = 0;
+    size_t c = align_up(need, (size_t)1 << 20);
+    ce = cudaHostAlloc((void **)buf, c, cudaHostAllocPortable);
+    if (ce == cudaSuccess) *cap = c;
+    return ce;
+}
+
+static void CUDART_CB run_host_copy(void *arg)
+{
+    host_copy *c = arg;
+    double t0 = ts_now();
+    for (int y = 0; y < c->rows; y++)
+        memcpy(c->dst + (size_t)y * c->dst_stride, c->src + (size_t)y * c->src_stride, c->row_bytes);
+    if (c->trace)
+        ts_trace_add(c->trace, c->trace_lane, c->stage, t0, ts_now(), (uint64_t)c->row_bytes * (uint64_t)c->rows,
+                     c->image);
+}
+
+/* Queue a host copy on lane l's stream; the job keeps it until completed. */
+static ts_status queue_host_copy(ts_engine *e, job *j, lane *l, const host_copy *c, ts_err *err)
+{
+    host_copy *h = malloc(sizeof *h);
+    if (!h) return ts_err_set(err, TS_E_NOMEM, "out of memory for a staged copy");
+    *h = *c;
+    h->trace = e->trace;
+    h->trace_lane = l->trace_lane;
+    h->image = j->image;
+    h->next = j->copies;
+    j->copies = h;
+    return copy_status(cudaLaunchHostFunc(l->stream, run_host_copy, h), "cudaLaunchHostFunc (staging a pageable image)",
+                       err);
+}
+
+/* D2H into dst; into pageable memory through the lane's bounce buffer: the
+ * DMA, then a host copy in stream order (*staged = 1: the tile is complete
+ * only after it). */
+static ts_status copy_out(ts_engine *e, job *j, lane *l, unsigned char *dst, size_t stride, const void *dev,
+                          size_t pitch, size_t row_bytes, int rows, int pageable, int *staged, ts_err *err)
+{
+    *staged = 0;
+    if (pageable && bounce_reserve(l, &l->stage_out, &l->stage_out_cap, row_bytes * (size_t)rows) == cudaSuccess) {
+        ts_status st = copy_status(cudaMemcpy2DAsync(l->stage_out, row_bytes, dev, pitch, row_bytes, (size_t)rows,
+                                                     cudaMemcpyDeviceToHost, l->stream),
+                                   "copying a tile from the device", err);
+        host_copy c = {dst, l->stage_out, stride, row_bytes, row_bytes, rows, NULL, 0, 0, "stage out", NULL};
+        if (st == TS_OK) st = queue_host_copy(e, j, l, &c, err);
+        *staged = st == TS_OK;
+        return st;
+    }
+    cudaGetLastError();
+    return copy_status(cudaMemcpy2DAsync(dst, stride, dev, pitch, row_bytes, (size_t)rows, cudaMemcpyDeviceToHost,
+                                         l->stream),
+                       "copying a tile from the device", err);
+}
+
 /* Queue output tile t of image in on lane l: H2D, kernels, D2H. */
 static ts_status enqueue_tile(ts_engine *e, job *j, lane *l, layout *L, ts_rect t,
                               const ts_image *in, ts_image *out, ts_err *err)
@@ -658,21 +816,32 @@ static ts_status enqueue_tile(ts_engine *e, job *j, lane *l, layout *L, ts_rect 
     ts_type type = p->type;
     if (!grow((void **)&j->tiles, &j->cap_tiles, j->n_tiles, sizeof *j->tiles))
         return ts_err_set(err, TS_E_NOMEM, "out of memory for tiles");
-    int m = -1;
-    if (e->trace && (m = job_mark(e, j, l->stream, err)) < 0) return err ? err->status : TS_E_DEVICE;
-    j->tiles[j->n_tiles].first = m;
-
     /* H2D: the input region, packed as on the host. */
     ts_view cur = L->expand ? dev_view(l->raw, r[0], p->w[0], p->h[0], 3, type)
                             : dev_view(l->work[0], r[0], p->w[0], p->h[0], L->cw, type);
     int buf = 0;
     ts_status st = TS_OK;
-    if (r[0].w > 0 && r[0].h > 0) {
-        const unsigned char *src = in->data + (size_t)r[0].y0 * in->stride + (size_t)r[0].x0 * px;
-        st = copy_status(cudaMemcpy2DAsync(cur.data, cur.pitch, src, in->stride, (size_t)r[0].w * px,
+    const unsigned char *src = in->data + (size_t)r[0].y0 * in->stride + (size_t)r[0].x0 * px;
+    size_t in_row = (size_t)r[0].w * px;
+    int has_in = r[0].w > 0 && r[0].h > 0;
+    /* A pageable input is first copied into the bounce buffer, before the
+     * tile's first mark, so that "h2d" times the DMA alone. */
+    if (has_in && L->in_pageable && bounce_reserve(l, &l->stage_in, &l->stage_in_cap, in_row * (size_t)r[0].h) == cudaSuccess) {
+        host_copy c = {l->stage_in, src, in_row, in->stride, in_row, r[0].h, NULL, 0, 0, "stage in", NULL};
+        st = queue_host_copy(e, j, l, &c, err);
+        if (st != TS_OK) return st;
+        src = l->stage_in;
+    } else {
+        cudaGetLastError();
+    }
+    int m = -1;
+    if (e->trace && (m = job_mark(e, j, l->stream, err)) < 0) return err ? err->status : TS_E_DEVICE;
+    j->tiles[j->n_tiles].first = m;
+    /* (without a bounce buffer the driver stages pageable memory itself, synchronously) */
+    if (has_in)
+        st = copy_status(cudaMemcpy2DAsync(cur.data, cur.pitch, src, src == l->stage_in ? in_row : in->stride, in_row,
                                            (size_t)r[0].h, cudaMemcpyHostToDevice, l->stream),
                          "copying a tile to the device", err);
-    }
     if (st == TS_OK) st = stage_done(e, j, l, &m, "h2d", rect_bytes(r[0], px), err);
     if (st == TS_OK && L->expand) {
         ts_view wide = dev_view(l->work[0], r[0], p->w[0], p->h[0], 4, type);
@@ -701,15 +870,17 @@ static ts_status enqueue_tile(ts_engine *e, job *j, lane *l, layout *L, ts_rect 
         cur = narrow;
     }
 
-    /* D2H: straight into its place in the output image. */
+    /* D2H: straight into its place in the output image (pinned), or
+     * through the bounce buffer (pageable). */
+    int staged = 0;
     if (st == TS_OK) {
         unsigned char *dst = out->data + (size_t)o.y0 * out->stride + (size_t)o.x0 * px;
-        st = copy_status(cudaMemcpy2DAsync(dst, out->stride, cur.data, cur.pitch, (size_t)o.w * px, (size_t)o.h,
-                                           cudaMemcpyDeviceToHost, l->stream),
-                         "copying a tile from the device", err);
+        st = copy_out(e, j, l, dst, out->stride, cur.data, cur.pitch, (size_t)o.w * px, o.h, L->out_pageable, &staged,
+                      err);
     }
     if (st == TS_OK) st = stage_done(e, j, l, &m, "d2h", rect_bytes(o, px), err);
-    if (st == TS_OK && !e->trace && (m = job_mark(e, j, l->stream, err)) < 0) st = err ? err->status : TS_E_DEVICE;
+    /* The tile is complete at a mark after everything it queued. */
+    if (st == TS_OK && (!e->trace || staged) && (m = job_mark(e, j, l->stream, err)) < 0) st = err ? err->status : TS_E_DEVICE;
     if (st != TS_OK) return st;
     j->tiles[j->n_tiles++].last = m;
     return TS_OK;
@@ -814,6 +985,8 @@ ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *
     }
     j->tag = tag;
     j->image = image;
+    L.in_pageable = !is_pinned(in->data);
+    L.out_pageable = !is_pinned(out->data);
     for (int y = 0; y < L.out_h && st == TS_OK; y += L.th)
         for (int x = 0; x < L.out_w && st == TS_OK; x += L.tw) {
             ts_rect t = {x, y, x + L.tw <= L.out_w ? L.tw : L.out_w - x, y + L.th <= L.out_h ? L.th : L.out_h - y};
@@ -851,7 +1024,13 @@ static void trace_job(ts_engine *e, job *j)
     }
     for (int i = 0; i < j->n_spans; i++) {
         const span *s = &j->spans[i];
-        ts_trace_add(e->trace, e->lanes[s->lane].trace_lane, s->stage, t[s->m0], t[s->m1], s->bytes, j->image);
+        char named[64];
+        const char *stage = s->stage;
+        if (e->name[0]) {   /* several engines: a line per device in the stage table */
+            snprintf(named, sizeof named, "%s %s", s->stage, e->name);
+            stage = named;
+        }
+        ts_trace_add(e->trace, e->lanes[s->lane].trace_lane, stage, t[s->m0], t[s->m1], s->bytes, j->image);
     }
     free(t);
 }
@@ -914,8 +1093,11 @@ ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err)
 {
     const size_t n = (size_t)64 << 20;
     if (use_device(e, err) != TS_OK) return err ? err->status : TS_E_DEVICE;
-    ts_allocator pinned = ts_engine_allocator(e);
-    unsigned char *host = pinned.alloc(pinned.ctx, n);
+    /* Pinned, always: from the pool when it has room (later images reuse
+     * it), else a block of its own, so a small pinned_limit does not turn
+     * this into a measurement of pageable copies. */
+    unsigned char *host = pool_alloc_pinned(&e->pool, n), *own = NULL;
+    if (!host && cudaHostAlloc((void **)&own, n, cudaHostAllocDefault) == cudaSuccess) host = own;
     void *d0 = NULL, *d1 = NULL;
     cudaStream_t s = NULL;
     cudaEvent_t a = NULL, b = NULL;
@@ -939,6 +1121,7 @@ ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err)
     if (s) cudaStreamDestroy(s);
     cudaFree(d0);
     cudaFree(d1);
-    if (host) pinned.free(pinned.ctx, host);
+    if (own) cudaFreeHost(own);
+    else if (host) pool_free(&e->pool, host);
     return st;
 }

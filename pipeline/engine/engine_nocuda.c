@@ -28,6 +28,14 @@ ts_allocator ts_engine_allocator(ts_engine *e)
     return a;
 }
 
+ts_allocator ts_engine_pinned_allocator(ts_engine *e) { return ts_engine_allocator(e); }
+
+size_t ts_engine_pinned_bytes(ts_engine *e)
+{
+    (void)e;
+    return 0;
+}
+
 void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a) { (void)e; (void)a; }
 
 ts_status ts_engine_submit(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out,

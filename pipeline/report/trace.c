@@ -317,6 +317,46 @@ static double gbps(uint64_t bytes, double seconds)
     return seconds > 0 ? (double)bytes / seconds * 1e-9 : 0;
 }
 
+/* Chrome trace processes: the CPU lanes are process 1; the streams of each
+ * named GPU engine ("gpu1 stream 0", "gpu0.1 stream 2") one process per
+ * engine, so a viewer shows a group per device. pid[0..lane) are known. */
+static size_t engine_prefix(const char *name)
+{
+    const char *s = strstr(name, " stream ");
+    if (strncmp(name, "gpu", 3) || !s) return 0;
+    return (size_t)(s - name);
+}
+
+static int lane_process(const ts_trace *t, int lane, const int *pid)
+{
+    const char *name = t->lanes.names[lane];
+    size_t n = engine_prefix(name);
+    if (!n) return 1;
+    int next = 2;
+    for (int i = 0; i < lane; i++) {
+        const char *other = t->lanes.names[i];
+        if (engine_prefix(other) == n && !strncmp(other, name, n)) return pid[i];
+        if (pid[i] >= next) next = pid[i] + 1;
+    }
+    return next;
+}
+
+static int first_of_process(const int *pid, int lane)
+{
+    for (int i = 0; i < lane; i++)
+        if (pid[i] == pid[lane]) return 0;
+    return 1;
+}
+
+/* The engine part of a lane's name ("gpu1"), escaped. */
+static void put_escaped_prefix(FILE *f, const char *name)
+{
+    char buf[64];
+    size_t n = engine_prefix(name);
+    snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf ? n : sizeof buf - 1), name);
+    put_escaped(f, buf, 0);
+}
+
 ts_status ts_trace_write_chrome(const ts_trace *t, const char *path, ts_err *err)
 {
     if (!t) return ts_err_set(err, TS_E_ARG, "%s: no trace", path);
@@ -329,25 +369,34 @@ ts_status ts_trace_write_chrome(const ts_trace *t, const char *path, ts_err *err
     trace_bounds(t, &lo, &hi);
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
     fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"tilestream\"}}", f);
+    int *pid = malloc(sizeof *pid * (size_t)(t->lanes.n ? t->lanes.n : 1));
     for (int i = 0; i < t->lanes.n; i++) {
-        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"", i);
+        int p = pid ? lane_process(t, i, pid) : 1;
+        if (pid) pid[i] = p;
+        if (p != 1 && (!pid || first_of_process(pid, i))) {
+            fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"", p);
+            put_escaped_prefix(f, t->lanes.names[i]);
+            fputs("\"}}", f);
+        }
+        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"", p, i);
         put_escaped(f, t->lanes.names[i], 0);
         fputs("\"}}", f);
         /* Keep lanes in creation order rather than by thread id hash. */
-        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
-                i, i);
+        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+                p, i, i);
     }
     /* Times are microseconds from the first event, so the numbers stay
      * small and the viewer starts at zero. */
     for (size_t i = 0; i < t->n; i++) {
         const trace_event *e = &t->ev[i];
         double dur = e->t1 - e->t0;
-        fputs(",\n{\"ph\":\"X\",\"pid\":1,\"tid\":", f);
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":", pid ? pid[e->lane] : 1);
         fprintf(f, "%d,\"name\":\"", e->lane);
         put_escaped(f, t->stages.names[e->stage], 0);
         fprintf(f, "\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%llu,\"GBps\":%.3f,\"image\":%d}}",
                 (e->t0 - lo) * 1e6, dur * 1e6, (unsigned long long)e->bytes, gbps(e->bytes, dur), e->image);
     }
+    free(pid);
     fputs("\n]}\n", f);
     trace_unlock(t);
     return out_close(&o, err);

@@ -1,0 +1,410 @@
+/* codec_nvjpeg.c - JPEG on the GPU with nvJPEG (see gpu_codec.h).
+ *
+ * Decode: the header, limits and metadata are read on the CPU
+ * (ts_jpeg_load_header), the file's bytes read into a pinned buffer, and
+ * on the hardware backend nvjpegDecodeBatchedSupported decides whether the
+ * hardware decoder takes it (baseline, single scan, not 4:1:0 or 4:1:1);
+ * what it does not take, and every file nvJPEG refuses, goes back to the
+ * caller for libjpeg-turbo. The strict-bitstream flag makes nvJPEG refuse
+ * damaged data instead of decoding guesses, so the CPU decoder names it.
+ * The RGB pixels come back to host memory (pinned, from the caller's
+ * allocator) for the engine; keeping them on the device is the next step.
+ *
+ * Encode: the image goes up, nvjpegEncodeImage codes it at the CPU
+ * writer's quality with 4:2:0 chroma (what libjpeg's defaults give), and
+ * the bitstream comes back and is written with the image's EXIF, XMP and
+ * ICC by ts_jpeg_write_bitstream. Every nvJPEG and CUDA status is checked
+ * and named with the file. */
+#include "gpu_codec.h"
+
+#ifndef TS_HAVE_NVJPEG
+
+static ts_status no_nvjpeg(ts_err *err)
+{
+    return ts_err_set(err, TS_E_DEVICE, "GPU JPEG codec: this tilestream was built without nvJPEG");
+}
+
+int ts_gpu_codec_built(void) { return 0; }
+
+ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_err *err)
+{
+    (void)device;
+    *out = NULL;
+    *hardware = 0;
+    return no_nvjpeg(err);
+}
+
+void ts_gpu_codec_destroy(ts_gpu_codec *c) { (void)c; }
+
+ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err)
+{
+    (void)c;
+    *out = NULL;
+    return no_nvjpeg(err);
+}
+
+void ts_gpu_coder_destroy(ts_gpu_coder *k) { (void)k; }
+
+ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts, ts_image *img, int *cpu,
+                             ts_err *err)
+{
+    (void)k; (void)path; (void)opts; (void)img;
+    *cpu = 1;
+    return no_nvjpeg(err);
+}
+
+ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, int *cpu,
+                           ts_err *err)
+{
+    (void)k; (void)path; (void)img; (void)quality;
+    *cpu = 1;
+    return no_nvjpeg(err);
+}
+
+#else
+
+#include "codec_formats.h"
+
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <nvjpeg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ts_gpu_codec {
+    int device;
+    int hardware;             /* NVJPEG_BACKEND_HARDWARE: batched decode on the JPEG engines */
+    nvjpegHandle_t h;
+};
+
+struct ts_gpu_coder {
+    ts_gpu_codec *c;
+    cudaStream_t stream;
+    nvjpegJpegState_t state;
+    nvjpegJpegStream_t parsed;
+    nvjpegEncoderState_t enc;
+    nvjpegEncoderParams_t params;
+    int quality;              /* what params hold (0 = not set yet) */
+    unsigned char *dev;       /* interleaved RGB of one image */
+    size_t dev_cap;
+    unsigned char *bits;      /* pinned: a file's bytes, or a bitstream */
+    size_t bits_cap;
+};
+
+static const char *nvjpeg_name(nvjpegStatus_t s)
+{
+    switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialised";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "implementation not supported";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
+    default: return "unknown status";
+    }
+}
+
+static ts_status nv_fail(nvjpegStatus_t s, const char *path, const char *what, ts_err *err)
+{
+    return ts_err_set(err, TS_E_DEVICE, "%s: nvJPEG %s: %s (status %d)", path, what, nvjpeg_name(s), (int)s);
+}
+
+static ts_status cu_fail(cudaError_t e, const char *path, const char *what, ts_err *err)
+{
+    return ts_err_set(err, TS_E_DEVICE, "%s: %s: %s", path, what, cudaGetErrorString(e));
+}
+
+int ts_gpu_codec_built(void) { return 1; }
+
+ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_err *err)
+{
+    *out = NULL;
+    *hardware = 0;
+    cudaError_t ce = cudaSetDevice(device);
+    if (ce != cudaSuccess) return cu_fail(ce, "nvJPEG", "selecting the CUDA device", err);
+    ts_gpu_codec *c = calloc(1, sizeof *c);
+    if (!c) return ts_err_set(err, TS_E_NOMEM, "nvJPEG: out of memory");
+    c->device = device;
+    /* Strict: damaged data is refused (the CPU decoder then names it), as
+     * libjpeg's warnings are refused; a library that does not know the
+     * flag gets the handle without it. Without hardware engines the
+     * hardware backend fails, and the default (hybrid) one serves --codec gpu. */
+    static const struct { nvjpegBackend_t backend; unsigned flags; } tries[] = {
+        {NVJPEG_BACKEND_HARDWARE, NVJPEG_FLAGS_BITSTREAM_STRICT}, {NVJPEG_BACKEND_HARDWARE, 0},
+        {NVJPEG_BACKEND_DEFAULT, NVJPEG_FLAGS_BITSTREAM_STRICT}, {NVJPEG_BACKEND_DEFAULT, 0}};
+    nvjpegStatus_t s = NVJPEG_STATUS_NOT_INITIALIZED;
+    for (int i = 0; i < 4; i++) {
+        s = nvjpegCreateEx(tries[i].backend, NULL, NULL, tries[i].flags, &c->h);
+        if (s == NVJPEG_STATUS_SUCCESS) {
+            c->hardware = tries[i].backend == NVJPEG_BACKEND_HARDWARE;
+            break;
+        }
+    }
+    if (s != NVJPEG_STATUS_SUCCESS) {
+        free(c);
+        return nv_fail(s, "nvJPEG", "nvjpegCreateEx", err);
+    }
+    *hardware = c->hardware;
+    *out = c;
+    return TS_OK;
+}
+
+void ts_gpu_codec_destroy(ts_gpu_codec *c)
+{
+    if (!c) return;
+    cudaSetDevice(c->device);
+    nvjpegDestroy(c->h);
+    free(c);
+}
+
+void ts_gpu_coder_destroy(ts_gpu_coder *k)
+{
+    if (!k) return;
+    cudaSetDevice(k->c->device);
+    if (k->stream) cudaStreamSynchronize(k->stream);
+    if (k->params) nvjpegEncoderParamsDestroy(k->params);
+    if (k->enc) nvjpegEncoderStateDestroy(k->enc);
+    if (k->parsed) nvjpegJpegStreamDestroy(k->parsed);
+    if (k->state) nvjpegJpegStateDestroy(k->state);
+    cudaFree(k->dev);
+    cudaFreeHost(k->bits);
+    if (k->stream) cudaStreamDestroy(k->stream);
+    free(k);
+}
+
+ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err)
+{
+    *out = NULL;
+    cudaError_t ce = cudaSetDevice(c->device);
+    if (ce != cudaSuccess) return cu_fail(ce, "nvJPEG", "selecting the CUDA device", err);
+    ts_gpu_coder *k = calloc(1, sizeof *k);
+    if (!k) return ts_err_set(err, TS_E_NOMEM, "nvJPEG: out of memory");
+    k->c = c;
+    ts_status st = TS_OK;
+    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+    ce = cudaStreamCreateWithFlags(&k->stream, cudaStreamNonBlocking);
+    if (ce != cudaSuccess) st = cu_fail(ce, "nvJPEG", "cudaStreamCreate", err);
+    if (st == TS_OK && (s = nvjpegJpegStateCreate(c->h, &k->state)) != NVJPEG_STATUS_SUCCESS)
+        st = nv_fail(s, "nvJPEG", "nvjpegJpegStateCreate", err);
+    if (st == TS_OK && (s = nvjpegJpegStreamCreate(c->h, &k->parsed)) != NVJPEG_STATUS_SUCCESS)
+        st = nv_fail(s, "nvJPEG", "nvjpegJpegStreamCreate", err);
+    /* One image per call, from this thread: the workers are the parallelism. */
+    if (st == TS_OK && c->hardware &&
+        (s = nvjpegDecodeBatchedInitialize(c->h, k->state, 1, 1, NVJPEG_OUTPUT_RGBI)) != NVJPEG_STATUS_SUCCESS)
+        st = nv_fail(s, "nvJPEG", "nvjpegDecodeBatchedInitialize", err);
+    if (st == TS_OK && (s = nvjpegEncoderStateCreate(c->h, &k->enc, k->stream)) != NVJPEG_STATUS_SUCCESS)
+        st = nv_fail(s, "nvJPEG", "nvjpegEncoderStateCreate", err);
+    if (st == TS_OK && (s = nvjpegEncoderParamsCreate(c->h, &k->params, k->stream)) != NVJPEG_STATUS_SUCCESS)
+        st = nv_fail(s, "nvJPEG", "nvjpegEncoderParamsCreate", err);
+    if (st == TS_OK && (s = nvjpegEncoderParamsSetSamplingFactors(k->params, NVJPEG_CSS_420, k->stream)) !=
+                           NVJPEG_STATUS_SUCCESS)
+        st = nv_fail(s, "nvJPEG", "nvjpegEncoderParamsSetSamplingFactors", err);
+    if (st != TS_OK) {
+        ts_gpu_coder_destroy(k);
+        return st;
+    }
+    *out = k;
+    return TS_OK;
+}
+
+/* Grow the coder's device or pinned buffer (after its stream is idle). */
+static ts_status reserve(ts_gpu_coder *k, int pinned, size_t need, const char *path, ts_err *err)
+{
+    unsigned char **buf = pinned ? &k->bits : &k->dev;
+    size_t *cap = pinned ? &k->bits_cap : &k->dev_cap;
+    if (need <= *cap) return TS_OK;
+    size_t c = need + need / 4;
+    cudaError_t ce = cudaStreamSynchronize(k->stream);
+    if (ce == cudaSuccess) {
+        if (pinned) cudaFreeHost(*buf);
+        else cudaFree(*buf);
+        *buf = NULL;
+        *cap = 0;
+        ce = pinned ? cudaHostAlloc((void **)buf, c, cudaHostAllocDefault) : cudaMalloc((void **)buf, c);
+    }
+    if (ce != cudaSuccess) return cu_fail(ce, path, pinned ? "pinned buffer for nvJPEG" : "device buffer for nvJPEG", err);
+    *cap = c;
+    return TS_OK;
+}
+
+/* ---------------------------------------------------------------- decode */
+
+/* The file's bytes into the pinned buffer; *len set. */
+static ts_status read_all(ts_gpu_coder *k, FILE *f, const char *path, uint64_t size, size_t *len, ts_err *err)
+{
+    if (size == 0 || size > ((uint64_t)1 << 31)) return ts_err_set(err, TS_E_FORMAT, "%s: size unknown", path);
+    ts_status st = reserve(k, 1, (size_t)size, path, err);
+    if (st != TS_OK) return st;
+    rewind(f);
+    *len = fread(k->bits, 1, (size_t)size, f);
+    if (*len != (size_t)size) return ts_err_set(err, TS_E_IO, "%s: read error: %s", path, strerror(errno));
+    return TS_OK;
+}
+
+/* Decode the bytes in k->bits into k->dev as interleaved RGB of w x h. */
+static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len, int w, int h, int *cpu, ts_err *err)
+{
+    ts_gpu_codec *c = k->c;
+    nvjpegStatus_t s;
+    const unsigned char *data = k->bits;
+    if (c->hardware) {
+        int supported = -1;
+        s = nvjpegJpegStreamParseHeader(c->h, data, len, k->parsed);
+        if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeBatchedSupported(c->h, k->parsed, &supported);
+        if (s != NVJPEG_STATUS_SUCCESS || supported != 0) {
+            *cpu = 1;   /* progressive, several scans, 4:1:x: libjpeg-turbo's */
+            return ts_err_set(err, TS_E_FORMAT, "%s: not for the hardware JPEG decoder", path);
+        }
+    }
+    ts_status st = reserve(k, 0, (size_t)w * 3 * (size_t)h, path, err);
+    if (st != TS_OK) return st;
+    nvjpegImage_t out;
+    memset(&out, 0, sizeof out);
+    out.channel[0] = k->dev;
+    out.pitch[0] = (size_t)w * 3;
+    if (c->hardware) s = nvjpegDecodeBatched(c->h, k->state, &data, &len, &out, k->stream);
+    else s = nvjpegDecode(c->h, k->state, data, len, NVJPEG_OUTPUT_RGBI, &out, k->stream);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+        *cpu = 1;   /* refused or damaged: the CPU decoder decides and names it */
+        return nv_fail(s, path, c->hardware ? "nvjpegDecodeBatched" : "nvjpegDecode", err);
+    }
+    return TS_OK;
+}
+
+/* Pixels of k->dev into img (allocated from a), meta's metadata moved in. */
+static ts_status download(ts_gpu_coder *k, const char *path, ts_image *meta, const ts_load_limits *lim,
+                          const ts_allocator *a, int w, int h, ts_image *img, ts_err *err)
+{
+    ts_err why = {0};
+    ts_status st = ts_image_alloc(img, w, h, 3, TS_U8, lim->max_pixels, a, &why);
+    if (st != TS_OK) return ts_err_set(err, st, "%s: %s", path, why.msg);
+    cudaError_t ce = cudaMemcpy2DAsync(img->data, img->stride, k->dev, (size_t)w * 3, (size_t)w * 3, (size_t)h,
+                                       cudaMemcpyDeviceToHost, k->stream);
+    if (ce == cudaSuccess) ce = cudaStreamSynchronize(k->stream);
+    if (ce != cudaSuccess) {
+        ts_image_free(img);
+        return cu_fail(ce, path, "nvJPEG decode (or copying its pixels back)", err);
+    }
+    img->orientation = meta->orientation;
+    img->icc = meta->icc; img->icc_len = meta->icc_len;
+    img->exif = meta->exif; img->exif_len = meta->exif_len;
+    img->xmp = meta->xmp; img->xmp_len = meta->xmp_len;
+    meta->icc = meta->exif = meta->xmp = NULL;
+    return TS_OK;
+}
+
+ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts, ts_image *img, int *cpu,
+                             ts_err *err)
+{
+    FILE *f = NULL;
+    ts_format fmt;
+    ts_load_limits lim;
+    ts_image meta;
+    ts_image_info info;
+    size_t len = 0;
+    memset(img, 0, sizeof *img);
+    *cpu = 0;
+    cudaError_t ce = cudaSetDevice(k->c->device);
+    if (ce != cudaSuccess) { *cpu = 1; return cu_fail(ce, path, "selecting the CUDA device", err); }
+    ts_status st = ts_open_for_load(path, opts, &f, &fmt, &lim, err);
+    if (st != TS_OK) return st;
+    if (fmt != TS_FMT_JPEG) {
+        fclose(f);
+        *cpu = 1;
+        return ts_err_set(err, TS_E_FORMAT, "%s: not a JPEG", path);
+    }
+    st = ts_jpeg_load_header(f, path, &lim, &meta, &info, err);
+    if (st != TS_OK) {
+        fclose(f);
+        *cpu = st != TS_E_LIMIT;   /* a header libjpeg reads badly: let its full decode name the cause */
+        return st;
+    }
+    if (info.c != 3 || info.bit_depth != 8 || strcmp(info.color, "ycbcr")) {
+        *cpu = 1;   /* grey, CMYK/YCCK, RGB-coded, 12-bit: libjpeg-turbo's */
+        st = ts_err_set(err, TS_E_FORMAT, "%s: %s JPEG is decoded on the CPU", path, info.color);
+    }
+    if (st == TS_OK) st = read_all(k, f, path, lim.file_bytes, &len, err);
+    fclose(f);
+    if (st == TS_OK) st = decode_on_device(k, path, len, info.w, info.h, cpu, err);
+    if (st == TS_OK) st = download(k, path, &meta, &lim, opts ? opts->allocator : NULL, info.w, info.h, img, err);
+    if (st != TS_OK && !*cpu && st == TS_E_DEVICE) *cpu = 1;   /* the CPU decoder still can */
+    ts_image_free(&meta);
+    return st;
+}
+
+/* ---------------------------------------------------------------- encode */
+
+typedef struct bits_ctx {
+    const ts_image *img;
+    const unsigned char *bits;
+    size_t len;
+} bits_ctx;
+
+static ts_status write_bits(FILE *f, const char *path, void *ctx, ts_err *err)
+{
+    bits_ctx *b = ctx;
+    return ts_jpeg_write_bitstream(f, path, b->img, b->bits, b->len, err);
+}
+
+/* Encode img on the device; the bitstream lands in k->bits, *len set. */
+static ts_status encode_on_device(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, size_t *len,
+                                  ts_err *err)
+{
+    ts_gpu_codec *c = k->c;
+    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+    size_t row = (size_t)img->w * 3;
+    ts_status st = reserve(k, 0, row * (size_t)img->h, path, err);
+    if (st != TS_OK) return st;
+    cudaError_t ce = cudaMemcpy2DAsync(k->dev, row, img->data, img->stride, row, (size_t)img->h,
+                                       cudaMemcpyHostToDevice, k->stream);
+    if (ce != cudaSuccess) return cu_fail(ce, path, "copying pixels to the GPU encoder", err);
+    if (quality != k->quality) {
+        if ((s = nvjpegEncoderParamsSetQuality(k->params, quality, k->stream)) != NVJPEG_STATUS_SUCCESS)
+            return nv_fail(s, path, "nvjpegEncoderParamsSetQuality", err);
+        k->quality = quality;
+    }
+    nvjpegImage_t src;
+    memset(&src, 0, sizeof src);
+    src.channel[0] = k->dev;
+    src.pitch[0] = row;
+    s = nvjpegEncodeImage(c->h, k->enc, k->params, &src, NVJPEG_INPUT_RGBI, img->w, img->h, k->stream);
+    if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, path, "nvjpegEncodeImage", err);
+    size_t n = 0;
+    s = nvjpegEncodeRetrieveBitstream(c->h, k->enc, NULL, &n, k->stream);
+    if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, path, "nvjpegEncodeRetrieveBitstream (size)", err);
+    if ((ce = cudaStreamSynchronize(k->stream)) != cudaSuccess) return cu_fail(ce, path, "nvJPEG encode", err);
+    if ((st = reserve(k, 1, n, path, err)) != TS_OK) return st;
+    s = nvjpegEncodeRetrieveBitstream(c->h, k->enc, k->bits, &n, k->stream);
+    if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, path, "nvjpegEncodeRetrieveBitstream", err);
+    if ((ce = cudaStreamSynchronize(k->stream)) != cudaSuccess) return cu_fail(ce, path, "nvJPEG encode", err);
+    *len = n;
+    return TS_OK;
+}
+
+ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, int *cpu,
+                           ts_err *err)
+{
+    *cpu = 0;
+    if (!img || !img->data || img->type != TS_U8 || img->c != 3 || img->w < 1 || img->h < 1) {
+        *cpu = 1;
+        return ts_err_set(err, TS_E_FORMAT, "%s: only 8-bit RGB is encoded on the GPU", path);
+    }
+    if (quality < 1 || quality > 100) quality = 90;
+    cudaError_t ce = cudaSetDevice(k->c->device);
+    if (ce != cudaSuccess) { *cpu = 1; return cu_fail(ce, path, "selecting the CUDA device", err); }
+    size_t len = 0;
+    ts_status st = encode_on_device(k, path, img, quality, &len, err);
+    if (st != TS_OK) {
+        *cpu = 1;   /* nothing written yet: the CPU writer can still do it */
+        return st;
+    }
+    bits_ctx b = {img, k->bits, len};
+    return ts_write_atomic(path, write_bits, &b, err);
+}
+
+#endif

@@ -1,0 +1,38 @@
+/* gpu_codec.h - (internal) JPEG decode and encode on the GPU with nvJPEG
+ * (pipeline/codec/codec_nvjpeg.c). Built only where CMake found CUDA::nvjpeg
+ * (TS_HAVE_NVJPEG); elsewhere create says so and callers use the CPU
+ * codecs. Headers, limits, EXIF orientation, ICC and XMP are read and
+ * written on the CPU, by codec_jpeg.c, exactly as for CPU decodes.
+ *
+ * A codec (one per device) holds the nvJPEG library handle; a coder (one
+ * per thread) holds the decode and encode state, a stream and buffers. */
+#ifndef TS_GPU_CODEC_H
+#define TS_GPU_CODEC_H
+
+#include "tilestream.h"
+
+typedef struct ts_gpu_codec ts_gpu_codec;
+typedef struct ts_gpu_coder ts_gpu_coder;
+
+/* 1 when this build has nvJPEG. */
+int ts_gpu_codec_built(void);
+/* The library on device; *hardware = 1 when the hardware JPEG decoder
+ * (A100, H100, H200) is there, else the hybrid backend is used. */
+ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_err *err);
+void ts_gpu_codec_destroy(ts_gpu_codec *c);
+ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err);
+void ts_gpu_coder_destroy(ts_gpu_coder *k);
+
+/* Decode a JPEG on the device into img (pixels from opts->allocator).
+ * *cpu = 1 (any status) means: this file is not for nvJPEG (progressive on
+ * the hardware decoder, CMYK, grey, 12-bit, or nvJPEG refused it): decode
+ * it on the CPU. With *cpu = 0 a failure is the file's (limits, header). */
+ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts, ts_image *img, int *cpu,
+                             ts_err *err);
+/* Encode an 8-bit RGB image as JPEG at quality (4:2:0, as the CPU writer)
+ * and write it atomically with img's metadata. *cpu = 1: not for the GPU
+ * (grey, alpha, 16-bit, or nvJPEG refused it): use ts_image_save. */
+ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, int *cpu,
+                           ts_err *err);
+
+#endif
