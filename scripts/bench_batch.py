@@ -26,7 +26,6 @@ Usage (repository root, after a Release build with CUDA and nvJPEG):
 import argparse
 import glob
 import json
-import multiprocessing as mp
 import os
 import random
 import shutil
@@ -116,10 +115,11 @@ def codec_one(job):
 def opencv_codec_bound(files, outdir, procs, ext):
     os.makedirs(outdir, exist_ok=True)
     jobs = [(p, os.path.join(outdir, os.path.splitext(os.path.basename(p))[0] + ext), ext) for p in files]
-    t0 = time.perf_counter()
-    with mp.Pool(procs, initializer=cpu_bench.cv_worker_init) as pool:
+    with cpu_bench.worker_pool(procs) as pool:
+        t0 = time.perf_counter()
         done = sum(pool.imap_unordered(codec_one, jobs, chunksize=1))
-    return done, time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+    return done, dt
 
 
 def ts_run(ts, folder, outdir, extra, fmt="jpg"):

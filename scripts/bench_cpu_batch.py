@@ -110,12 +110,27 @@ def cv_worker_init():
     cv2.setNumThreads(1)
 
 
+def ready(_):
+    return 1
+
+
+def worker_pool(procs):
+    """procs fresh processes, started before the clock: spawned, not forked,
+    because a fork of a parent whose OpenCV thread pool is running (it made
+    the photos) can deadlock in the child's first parallel call."""
+    pool = mp.get_context("spawn").Pool(procs, initializer=cv_worker_init)
+    pool.map(ready, range(procs * 4), chunksize=1)
+    return pool
+
+
 def opencv_batch(photos, outdir, procs):
     jobs = [(p, os.path.join(outdir, os.path.basename(p))) for p in photos]
-    t0 = time.perf_counter()
-    with mp.Pool(procs, initializer=cv_worker_init) as pool:
+    os.makedirs(outdir, exist_ok=True)
+    with worker_pool(procs) as pool:
+        t0 = time.perf_counter()
         done = sum(1 for px in pool.imap_unordered(cv_one, jobs, chunksize=1) if px)
-    return done, time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+    return done, dt
 
 
 def tilestream_batch(ts, photos, outdir, jobs):

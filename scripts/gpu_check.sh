@@ -9,6 +9,7 @@
 #   TS_SANITIZER=0 scripts/gpu_check.sh  without the compute-sanitizer pass
 #   TS_SANITIZER=only scripts/gpu_check.sh  build, then only the sanitizer pass
 #                                        (it takes minutes: a second call)
+#   TS_SANITIZER_TESTS="engine point"    the sanitizer pass on those tests only
 #
 # After the suite, every gpu test runs again in its small mode under
 # compute-sanitizer: memcheck for all of them, racecheck and synccheck for
@@ -51,6 +52,11 @@ if [ "${TS_SANITIZER:-1}" != 0 ] && [ "$#" -eq 0 ] && command -v compute-sanitiz
     : >"$OUT/sanitizer.log"
     for t in "$BUILD"/tests/test_gpu_*; do
         case "$t" in *test_gpu_oom) continue ;; esac   # exhausts device memory on purpose
+        if [ -n "${TS_SANITIZER_TESTS:-}" ]; then
+            want=0
+            for w in $TS_SANITIZER_TESTS; do case "$t" in *"$w"*) want=1 ;; esac; done
+            [ "$want" = 1 ] || continue
+        fi
         case "$t" in *test_gpu_conv_sep|*test_gpu_conv2d) continue ;; esac  # left in build folders from before test_gpu_conv
         # test_gpu_conv without an argument runs both families (CTest runs it
         # once per family, as test_gpu_conv_sep and test_gpu_conv2d)

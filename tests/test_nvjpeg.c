@@ -2,11 +2,15 @@
  * libjpeg-turbo, and a mixed folder through the batch with --codec gpu and
  * auto. Exits 77 without a CUDA device or without nvJPEG in the build.
  *
- * Bounds (set before the first run on the H200; the test prints what it
- * measures so that the README can state it):
+ * Bounds, from the first run on an H200 (hardware decoder; the test prints
+ * what it measures):
  *   decode: nvJPEG and libjpeg-turbo differ in the IDCT and the chroma
- *           upsampling: PSNR >= DECODE_PSNR_MIN, mean |diff| <= DECODE_MEAN_MAX,
- *           max |diff| <= DECODE_MAX_MAX (chroma edges of saturated colours);
+ *           upsampling (libjpeg-turbo's is the smooth "fancy" one). On photos
+ *           and smooth images (measured 43.0-46.4 dB, mean 0.33-0.80, max
+ *           27-34): PSNR >= 40, mean |diff| <= 1, max |diff| <= 48. On a
+ *           small test card of saturated colour blocks, where every pixel is
+ *           near a chroma edge (tests/data/jpeg/icc.jpg, 48x32: measured
+ *           28.3 dB, mean 5.8, max 103): PSNR >= 25, mean <= 8, max <= 128;
  *   encode: the GPU-encoded file decodes within ENCODE_DB_MAX dB (PSNR
  *           against the image encoded) of what the CPU encoder's file gives.
  * Metadata (orientation, ICC) comes through both ways; files the hardware
@@ -14,9 +18,8 @@
 #include "batch_util.h"
 #include "gpu_codec.h"
 
-#define DECODE_PSNR_MIN 35.0
-#define DECODE_MEAN_MAX 1.5
-#define DECODE_MAX_MAX 64
+typedef struct bound { double psnr_min, mean_max; int max_max; } bound;
+static const bound PHOTO = { 40.0, 1.0, 48 }, COLOUR_EDGES = { 25.0, 8.0, 128 };
 #define ENCODE_DB_MAX 1.5
 
 typedef struct diff { int max; double mean, psnr; } diff;
@@ -40,7 +43,7 @@ static diff compare(const ts_image *a, const ts_image *b)
     return d;
 }
 
-static void check_decode(ts_gpu_coder *k, const char *path, int expect_gpu)
+static void check_decode(ts_gpu_coder *k, const char *path, int expect_gpu, bound b)
 {
     ts_image g, c;
     ts_err err = {0};
@@ -61,9 +64,9 @@ static void check_decode(ts_gpu_coder *k, const char *path, int expect_gpu)
         diff d = compare(&g, &c);
         fprintf(stderr, "decode %-40s %5dx%-5d max %3d mean %.3f PSNR %.1f dB\n", strrchr(path, '/') + 1, g.w, g.h,
                 d.max, d.mean, d.psnr);
-        CHECK(d.psnr >= DECODE_PSNR_MIN);
-        CHECK(d.mean <= DECODE_MEAN_MAX);
-        CHECK(d.max <= DECODE_MAX_MAX);
+        CHECK(d.psnr >= b.psnr_min);
+        CHECK(d.mean <= b.mean_max);
+        CHECK(d.max <= b.max_max);
     }
     ts_image_free(&g);
     ts_image_free(&c);
@@ -181,22 +184,22 @@ int main(void)
     if (k) {
         /* real photos, and enlargements of them of camera sizes */
         snprintf(path, sizeof path, "%s/photos/astronaut.jpg", TS_SAMPLES);
-        check_decode(k, path, 1);
+        check_decode(k, path, 1, PHOTO);
         snprintf(path, sizeof path, "%s/photos/coffee-orient6.jpg", TS_SAMPLES);
-        check_decode(k, path, 1);
+        check_decode(k, path, 1, PHOTO);
         snprintf(path, sizeof path, "%s/jpeg/icc.jpg", TS_TEST_DATA);
-        check_decode(k, path, 1);
+        check_decode(k, path, 1, COLOUR_EDGES);
         CHECK(bu_write(root, "synthetic.jpg", 4032, 3024, 3, 4));   /* 4:2:0 from the CPU writer */
         snprintf(path, sizeof path, "%s/synthetic.jpg", root);
-        check_decode(k, path, 1);
+        check_decode(k, path, 1, PHOTO);
         if (hardware) {
             snprintf(path, sizeof path, "%s/jpeg/progressive.jpg", TS_TEST_DATA);
-            check_decode(k, path, 0);
+            check_decode(k, path, 0, PHOTO);
         }
         snprintf(path, sizeof path, "%s/jpeg/cmyk.jpg", TS_TEST_DATA);
-        check_decode(k, path, 0);
+        check_decode(k, path, 0, PHOTO);
         snprintf(path, sizeof path, "%s/jpeg/grey.jpg", TS_TEST_DATA);
-        check_decode(k, path, 0);
+        check_decode(k, path, 0, PHOTO);
 
         ts_image img;
         snprintf(path, sizeof path, "%s/photos/astronaut.jpg", TS_SAMPLES);
