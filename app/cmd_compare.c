@@ -61,7 +61,8 @@ static void collect(name_list *l, const char *path, int depth)
     while ((de = readdir(d)) != NULL) {
         char sub[4096];
         if (de->d_name[0] == '.') continue;
-        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        size_t len = strlen(path);
+        snprintf(sub, sizeof sub, "%s%s%s", path, len && path[len - 1] == '/' ? "" : "/", de->d_name);
         list_add(&here, sub);
     }
     closedir(d);
