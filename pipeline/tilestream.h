@@ -192,6 +192,10 @@ ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w,
 /* Output size of a chain applied to a w x h image. */
 ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
                             int *out_w, int *out_h, ts_err *err);
+/* TS_E_LIMIT when an intermediate image or the output of the chain applied
+ * to a w x h image would have more than max_pixels pixels (0 = the default
+ * limit, TS_DEFAULT_MAX_PIXELS): the same limit as for inputs. */
+ts_status ts_chain_check_pixels(const ts_chain *chain, int w, int h, int c, uint64_t max_pixels, ts_err *err);
 
 /* GPU presence: ts_gpu_probe, ts_gpu_count, ts_gpu_name (ts_base.h). */
 

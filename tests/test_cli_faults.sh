@@ -98,5 +98,21 @@ fi
 [ -s "$work/o4/in4/b-ok.png" ] || fail "b-ok.png not processed"
 no_temps "$work/o4"
 
+# --- 5. --max-pixels holds for what the chain makes, not only for inputs: a
+# 512x512 photo scaled by 4 is 4.2 MP, over a 1 MP limit; by 1.5 it is not.
+"$ts" run "$src/samples/photos/astronaut.jpg" -o "$work/o5" --device cpu -q --ops "scale=4" --max-pixels 1000000 \
+    >"$work/out5.txt" 2>"$work/err5.txt"
+rc=$?
+[ "$rc" = 1 ] || { fail "output over --max-pixels: exit $rc, wanted 1"; cat "$work/err5.txt"; }
+contains "$work/err5.txt" "astronaut.jpg"
+contains "$work/err5.txt" "over the limit of 1000000"
+[ -z "$(find "$work/o5" -type f 2>/dev/null)" ] || fail "an output over --max-pixels was written"
+"$ts" run "$src/samples/photos/astronaut.jpg" -o "$work/o5" --device cpu -q --ops "scale=1.5" --max-pixels 1000000 ||
+    fail "an output under --max-pixels refused"
+"$ts" run "$src/samples/photos/astronaut.jpg" -o "$work/o6" --device cpu -q --ops "scale=4,scale=0.25" --max-pixels 1000000 \
+    2>"$work/err6.txt"
+[ "$?" = 1 ] || fail "an intermediate over --max-pixels was not refused"
+contains "$work/err6.txt" "intermediate"
+
 [ "$fails" = 0 ] && echo "cli faults: all passed" || echo "cli faults: $fails failures"
 exit $((fails > 0))

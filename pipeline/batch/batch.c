@@ -529,6 +529,21 @@ static ts_gpu_coder *coder_for(batch *b, int w)
     return b->coders[w];
 }
 
+/* --max-pixels holds for every image the chain makes, not only inputs
+ * (scale=40 on a photo would otherwise write gigabytes): 0 and job i
+ * failed, its decoded input freed, when one is over. */
+static int sizes_within_limit(batch *b, int i)
+{
+    job *j = &b->jobs[i];
+    ts_err e = { 0 }, named;
+    ts_status st = ts_chain_check_pixels(chain_for(b, j), j->in.w, j->in.h, j->in.c, b->o->max_pixels, &e);
+    if (st == TS_OK) return 1;
+    ts_image_free(&j->in);
+    ts_err_set(&named, st, "%s: %s", b->r->images[i].input, e.msg);
+    fail(b, i, st, &named);
+    return 0;
+}
+
 /* Decode job i (no lock held) on worker w. Returns 1 if it is ready for
  * the ops. JPEGs go to nvJPEG when the run has it and the file suits it;
  * the rest, and whatever nvJPEG refuses, to the CPU decoders. */
@@ -547,6 +562,7 @@ static int decode(batch *b, int i, int lane, int w)
         res->decode_s = t1 - t0;
         res->in_bytes = file_size(res->input);
         if (st != TS_OK) { fail(b, i, st, &e); return 0; }
+        if (!sizes_within_limit(b, i)) return 0;
         __atomic_add_fetch(&b->gpu_decoded, 1, __ATOMIC_RELAXED);
         res->w = j->in.w; res->h = j->in.h; res->c = j->in.c; res->type = j->in.type;
         trace(b, lane, "decode (gpu)", t0, t1, image_bytes(&j->in), i);
@@ -558,6 +574,7 @@ static int decode(batch *b, int i, int lane, int w)
     res->decode_s = t1 - t0;
     res->in_bytes = file_size(res->input);
     if (st != TS_OK) { fail(b, i, st, &e); return 0; }
+    if (!sizes_within_limit(b, i)) return 0;
     res->w = j->in.w * j->scale; res->h = j->in.h * j->scale; res->c = j->in.c; res->type = j->in.type;
     trace(b, lane, j->scale > 1 ? "decode (shrunk)" : "decode", t0, t1, image_bytes(&j->in), i);
     return 1;

@@ -181,3 +181,20 @@ ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c, int *out
     ts_plan_free(&plan);
     return TS_OK;
 }
+
+ts_status ts_chain_check_pixels(const ts_chain *chain, int w, int h, int c, uint64_t max_pixels, ts_err *err)
+{
+    ts_plan plan;
+    ts_status st = ts_plan_make(chain, w, h, c, TS_U8, &plan, err);
+    if (st != TS_OK) return st;
+    uint64_t limit = max_pixels ? max_pixels : TS_DEFAULT_MAX_PIXELS;
+    for (int k = 1; k <= plan.n && st == TS_OK; k++) {
+        uint64_t px = (uint64_t)plan.w[k] * (uint64_t)plan.h[k];
+        if (px > limit)
+            st = ts_err_set(err, TS_E_LIMIT, "the chain would make %s of %dx%d = %llu pixels, over the limit of %llu "
+                            "(--max-pixels)", k == plan.n ? "an output" : "an intermediate image", plan.w[k], plan.h[k],
+                            (unsigned long long)px, (unsigned long long)limit);
+    }
+    ts_plan_free(&plan);
+    return st;
+}
