@@ -161,6 +161,11 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
 typedef void (*ts_line_fn)(void *ctx, const char *line);
 void ts_ops_list(ts_line_fn fn, void *ctx);
 
+/* "Did you mean": the candidate nearest to word by edit distance (case
+ * blind), or NULL when none is within 1 edit (words of up to 3 letters),
+ * 2 (up to 6) or 3. What the chain parser suggests with. */
+const char *ts_nearest_word(const char *word, const char *const *cands, int ncands);
+
 /* What this build is made of, a line each: the version, the libpng, zlib
  * and libjpeg versions it runs with, the optional parts built in (CUDA and
  * its architectures, NPP, nvJPEG, stb) and the device `--device auto` takes

@@ -72,8 +72,9 @@ static int edit_distance(const char *a, const char *b)
     return d[la][lb];
 }
 
-/* Nearest of the candidates (a NULL-terminated array or '|' list) if close. */
-static const char *nearest_word(const char *word, const char *const *cands, int ncands)
+/* Nearest of the candidates if close (public: the CLI answers a misspelt
+ * option or command with the same thresholds). */
+const char *ts_nearest_word(const char *word, const char *const *cands, int ncands)
 {
     const char *best = NULL;
     int best_d = 99;
@@ -155,7 +156,7 @@ static ts_status set_value(parser *p, const ts_op_def *def, int pi, ts_param_val
             cands[nc] = words[nc];
             c = c[cl] ? c + cl + 1 : NULL;
         }
-        const char *near = nearest_word(word, cands, nc);
+        const char *near = ts_nearest_word(word, cands, nc);
         if (near)
             return parse_error(p, s, len, "%s: unknown %s '%s' (did you mean '%s'?)", def->name, pd->key, word, near);
         return parse_error(p, s, len, "%s: unknown %s '%s' (one of %s)", def->name, pd->key, word, pd->choices);
@@ -187,7 +188,7 @@ static ts_status unknown_op(parser *p, const char *name, size_t len)
     const char *cands[TS_OP_COUNT];
     snprintf(word, sizeof word, "%.*s", (int)len, name);
     for (int i = 0; i < TS_OP_COUNT; i++) cands[i] = ts_ops[i].name;
-    const char *near = nearest_word(word, cands, TS_OP_COUNT);
+    const char *near = ts_nearest_word(word, cands, TS_OP_COUNT);
     if (len == 0) return parse_error(p, name, 1, "empty op (two commas, or a comma at an end?)");
     if (near) return parse_error(p, name, len, "unknown op '%s' (did you mean '%s'?)", word, near);
     return parse_error(p, name, len, "unknown op '%s' (see 'tilestream ops')", word);
@@ -200,7 +201,7 @@ static ts_status unknown_key(parser *p, const ts_op_def *def, const char *key, s
     int n = nparams(def);
     snprintf(word, sizeof word, "%.*s", (int)len, key);
     for (int i = 0; i < n; i++) cands[i] = def->params[i].key;
-    const char *near = n ? nearest_word(word, cands, n) : NULL;
+    const char *near = n ? ts_nearest_word(word, cands, n) : NULL;
     if (n == 0) return parse_error(p, key, len, "%s takes no parameters", def->name);
     if (near) return parse_error(p, key, len, "%s has no parameter '%s' (did you mean '%s'?)", def->name, word, near);
     return parse_error(p, key, len, "%s has no parameter '%s'", def->name, word);
