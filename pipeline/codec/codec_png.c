@@ -411,6 +411,7 @@ static void png_write_text(png_job *job)
 {
 #ifdef PNG_TEXT_SUPPORTED
     const ts_image *img = job->src;
+    if (!img->text || !img->text_len) return;
     const unsigned char *end = img->text + img->text_len;
     ts_png_text_rec r;
     int n = 0;
