@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_batch.py - the folder job at GPU speed (issue 9), for the GPU machine.
+"""bench_batch.py - the folder job at GPU speed, for a machine with a GPU.
 
 Builds a folder of real-photo JPEGs of 2-24 MP outside the repository (crops
 and rescales of samples/photos/*.jpg and of any photos given with --photos,

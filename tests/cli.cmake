@@ -6,7 +6,7 @@ set_tests_properties(test_cli PROPERTIES ENVIRONMENT "TS_TEST_STB=${TS_HAVE_STB}
 # Faults on disk in the middle of a batch (file-size limit, output folders, inputs going away).
 add_test(NAME test_cli_faults COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_faults.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_cli_faults PROPERTIES LABELS cpu)
-# What users expect of a command line (issue 12): options, checks before
+# What users expect of a command line: options, checks before
 # work, refusals named, names, file lists, shards, progress, Ctrl-C, reports.
 add_executable(json_check ${CMAKE_CURRENT_LIST_DIR}/json_check.c)
 target_compile_options(json_check PRIVATE ${TS_C_WARNINGS})

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_cli_ux.sh TILESTREAM SRCDIR JSON_CHECK - the command line as users
-# expect it (issue 12): one block per thing seen wrong there. Options
+# expect it: one block per behaviour that once went wrong. Options
 # (--opt=value, --, -qv, per command, suggestions); the output folder left
 # out of the walk; checks before work; every refusal named, dry runs and
 # skips listed; the progress line; Ctrl-C; the report; the summary; names,
