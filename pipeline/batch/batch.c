@@ -318,6 +318,7 @@ typedef struct job {
     int reserved;
     int scale;                /* decode at 1/scale (shrink on load); 1 = whole */
     ts_chain *chain;          /* this image's chain when shrunk on load, else NULL */
+    int out_on_device;        /* out stays on the GPU for nvJPEG to encode */
 } job;
 
 /* A FIFO of job indices; each index enters a queue at most once. */
@@ -364,6 +365,8 @@ typedef struct batch {
     ts_err fatal_err;
     int pinned_decodes, pageable_decodes;
     ts_gpu_codec *gpu_codec;  /* nvJPEG on the first engine's device, when --codec takes it */
+    ts_allocator device_alloc;/* images that stay on that device (every engine is on it) */
+    int device_images;        /* 1: nvJPEG decodes into, and encodes from, device memory */
     ts_gpu_coder *coders[256];/* one per worker, made on first use */
     int coder_failed[256];
     int gpu_decoded, gpu_encoded;
@@ -556,7 +559,8 @@ static int decode(batch *b, int i, int lane, int w)
     double t0 = ts_now();
     ts_gpu_coder *k = j->scale == 1 && !b->o->accept_damaged ? coder_for(b, w) : NULL;
     int cpu = 1;
-    ts_status st = k ? ts_gpu_decode_file(k, res->input, &lo, &j->in, &cpu, &e) : TS_E_FORMAT;
+    ts_status st = k ? ts_gpu_decode_file(k, res->input, &lo, b->device_images ? &b->device_alloc : NULL, &j->in, &cpu, &e)
+                     : TS_E_FORMAT;
     if (k && !cpu) {
         double t1 = ts_now();
         res->decode_s = t1 - t0;
@@ -615,8 +619,16 @@ static void encode(batch *b, int i, int lane, int w)
     int on_gpu = 0;
     if (st == TS_OK && k) {
         int cpu = 1;
-        ts_status g = ts_gpu_save_jpeg(k, res->output, &j->out, b->o->quality ? b->o->quality : 90, &cpu, &e);
+        ts_status g = ts_gpu_save_jpeg(k, res->output, &j->out, j->out_on_device, b->o->quality ? b->o->quality : 90,
+                                       &cpu, &e);
         if (!cpu) { st = g; on_gpu = 1; }   /* else nothing was written: the CPU writer does it */
+    }
+    if (st == TS_OK && !on_gpu && j->out_on_device) {
+        /* nvJPEG refused it: the pixels come to the host for the CPU writer */
+        ts_err why = { 0 };
+        st = ts_engine_image_to_host(b->engines[0].e, &j->out, &why);
+        if (st != TS_OK) ts_err_set(&e, st, "%s: %s", res->output, why.msg);
+        j->out_on_device = 0;
     }
     if (st == TS_OK && !on_gpu) {
         memset(&e, 0, sizeof e);
@@ -785,7 +797,10 @@ static void *gpu_feeder(void *p)
             pthread_mutex_unlock(&b->lock);
             ts_err e = { 0 };
             double t0 = ts_now();
-            ts_status st = ts_engine_submit(es->e, chain_for(b, j), &j->in, &j->out, (void *)(intptr_t)i, i, &e);
+            /* A JPEG output that nvJPEG will encode stays on the device. */
+            j->out_on_device = b->device_images && j->out_format == TS_FMT_JPEG && j->in.c == 3 && j->in.type == TS_U8;
+            ts_status st = ts_engine_submit_to(es->e, chain_for(b, j), &j->in, &j->out,
+                                               j->out_on_device ? &b->device_alloc : NULL, (void *)(intptr_t)i, i, &e);
             b->r->images[i].ops_s = ts_now() - t0;
             pthread_mutex_lock(&b->lock);
             if (st == TS_OK) in_flight++;
@@ -947,8 +962,13 @@ static ts_status start_gpu_codec(batch *b, ts_err *err)
         snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (no hardware JPEG decoder on this GPU; --codec gpu uses nvJPEG's hybrid one)");
         return TS_OK;
     }
-    snprintf(b->r->codec_note, sizeof b->r->codec_note, "nvJPEG on device %d (%s decoder), CPU for what it does not take",
-             b->engines[0].device, hardware ? "hardware" : "hybrid");
+    /* Every engine on the codec's device: decoded pixels and JPEG outputs
+     * need not cross the bus at all. */
+    b->device_images = 1;
+    for (int k = 0; k < b->n_engines; k++) b->device_images &= b->engines[k].device == b->engines[0].device;
+    if (b->device_images) b->device_alloc = ts_engine_device_allocator(b->engines[0].e);
+    snprintf(b->r->codec_note, sizeof b->r->codec_note, "nvJPEG on device %d (%s decoder%s), CPU for what it does not take",
+             b->engines[0].device, hardware ? "hardware" : "hybrid", b->device_images ? ", pixels kept on the device" : "");
     return TS_OK;
 }
 
@@ -963,9 +983,9 @@ static ts_status start_engines(batch *b, ts_err *err)
     if (n == 0) return ts_err_set(err, TS_E_DEVICE, "no CUDA device for the GPU engines");
     int streams = o->streams > 0 ? o->streams : 3;
     if (n * streams > 16) streams = 16 / n > 0 ? 16 / n : 1;  /* TSK_SLOTS coefficient slots in all */
-    /* Pinned memory is locked RAM and slow to allocate: half the budget at
-     * most, 2 GiB in all; images past it decode into pageable memory. */
-    uint64_t pinned = b->budget / 2 < ((uint64_t)2 << 30) ? b->budget / 2 : (uint64_t)2 << 30;
+    /* Pinned memory is locked RAM: half the budget at most; images past it
+     * decode into pageable memory (staged, slower). */
+    uint64_t pinned = b->budget / 2;
     for (int k = 0; k < n; k++) {
         char name[32];
         int again = 0;

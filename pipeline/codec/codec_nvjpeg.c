@@ -5,12 +5,15 @@
  * on the hardware backend nvjpegDecodeBatchedSupported decides whether the
  * hardware decoder takes it (baseline, single scan, not 4:1:0 or 4:1:1);
  * what it does not take, and every file nvJPEG refuses, goes back to the
- * caller for libjpeg-turbo. The strict-bitstream flag makes nvJPEG refuse
+ * caller for libjpeg-turbo. The files it takes are decoded in batches by
+ * one thread (the batcher), whatever the workers have queued meanwhile. The strict-bitstream flag makes nvJPEG refuse
  * damaged data instead of decoding guesses, so the CPU decoder names it.
- * The RGB pixels come back to host memory (pinned, from the caller's
- * allocator) for the engine; keeping them on the device is the next step.
+ * The RGB pixels stay on the device when the caller gives a device
+ * allocator (the engine then copies device to device), else they come back
+ * to host memory from the caller's allocator.
  *
- * Encode: the image goes up, nvjpegEncodeImage codes it at the CPU
+ * Encode: the image goes up (unless it is already on the device),
+ * nvjpegEncodeImage codes it at the CPU
  * writer's quality with 4:2:0 chroma (what libjpeg's defaults give), and
  * the bitstream comes back and is written with the image's EXIF, XMP and
  * ICC by ts_jpeg_write_bitstream. Every nvJPEG and CUDA status is checked
@@ -45,18 +48,18 @@ ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err)
 
 void ts_gpu_coder_destroy(ts_gpu_coder *k) { (void)k; }
 
-ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts, ts_image *img, int *cpu,
-                             ts_err *err)
+ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts,
+                             const ts_allocator *device_alloc, ts_image *img, int *cpu, ts_err *err)
 {
-    (void)k; (void)path; (void)opts; (void)img;
+    (void)k; (void)path; (void)opts; (void)device_alloc; (void)img;
     *cpu = 1;
     return no_nvjpeg(err);
 }
 
-ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, int *cpu,
-                           ts_err *err)
+ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int on_device, int quality,
+                           int *cpu, ts_err *err)
 {
-    (void)k; (void)path; (void)img; (void)quality;
+    (void)k; (void)path; (void)img; (void)on_device; (void)quality;
     *cpu = 1;
     return no_nvjpeg(err);
 }
@@ -68,13 +71,38 @@ ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *im
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <nvjpeg.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* One file for the hardware decoder, queued by a worker for the batcher. */
+typedef struct hw_request {
+    const unsigned char *data;
+    size_t len;
+    nvjpegImage_t out;
+    nvjpegStatus_t status;
+    int done;
+    struct hw_request *next;
+} hw_request;
+
+enum { HW_BATCH_MAX = 32 };
 
 struct ts_gpu_codec {
     int device;
     int hardware;             /* NVJPEG_BACKEND_HARDWARE: batched decode on the JPEG engines */
     nvjpegHandle_t h;
+    /* The batcher (hardware decoder only): one thread decodes the files the
+     * workers queue, as many at a time as are waiting. One call spreads a
+     * batch over the card's JPEG engines; one file a call (each worker on
+     * its own) leaves them mostly idle. */
+    pthread_mutex_t lock;
+    pthread_cond_t wake, finished;
+    hw_request *head, *tail;
+    int stopping, batcher_running;
+    pthread_t batcher;
+    nvjpegJpegState_t batch_state;
+    int batch_size;           /* what batch_state is initialised for */
+    cudaStream_t batch_stream;
 };
 
 struct ts_gpu_coder {
@@ -121,6 +149,90 @@ static ts_status cu_fail(cudaError_t e, const char *path, const char *what, ts_e
 
 int ts_gpu_codec_built(void) { return 1; }
 
+/* Decode n files in one call; on failure (a damaged file spoils the batch)
+ * each alone, so that only the bad ones go back to the CPU decoder. */
+static void decode_batch(ts_gpu_codec *c, hw_request **r, int n)
+{
+    const unsigned char *data[HW_BATCH_MAX];
+    size_t len[HW_BATCH_MAX];
+    nvjpegImage_t out[HW_BATCH_MAX];
+    for (int i = 0; i < n; i++) {
+        data[i] = r[i]->data;
+        len[i] = r[i]->len;
+        out[i] = r[i]->out;
+    }
+    nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
+    if (c->batch_size != n) {
+        s = nvjpegDecodeBatchedInitialize(c->h, c->batch_state, n, 1, NVJPEG_OUTPUT_RGBI);
+        c->batch_size = s == NVJPEG_STATUS_SUCCESS ? n : 0;
+    }
+    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeBatched(c->h, c->batch_state, data, len, out, c->batch_stream);
+    if (s == NVJPEG_STATUS_SUCCESS && cudaStreamSynchronize(c->batch_stream) != cudaSuccess) {
+        cudaGetLastError();
+        s = NVJPEG_STATUS_EXECUTION_FAILED;
+    }
+    if (s == NVJPEG_STATUS_SUCCESS || n == 1) {
+        for (int i = 0; i < n; i++) r[i]->status = s;
+        return;
+    }
+    for (int i = 0; i < n; i++) decode_batch(c, &r[i], 1);
+}
+
+static void *batcher_main(void *p)
+{
+    ts_gpu_codec *c = p;
+    cudaSetDevice(c->device);
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (!c->head && !c->stopping) pthread_cond_wait(&c->wake, &c->lock);
+        if (!c->head) break;
+        hw_request *r[HW_BATCH_MAX];
+        int n = 0;
+        while (c->head && n < HW_BATCH_MAX) {
+            r[n++] = c->head;
+            c->head = c->head->next;
+        }
+        if (!c->head) c->tail = NULL;
+        pthread_mutex_unlock(&c->lock);
+        decode_batch(c, r, n);
+        pthread_mutex_lock(&c->lock);
+        for (int i = 0; i < n; i++) r[i]->done = 1;
+        pthread_cond_broadcast(&c->finished);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* Queue one file for the batcher and wait until it is decoded (the pixels
+ * are on the device when this returns). */
+static nvjpegStatus_t hw_decode(ts_gpu_codec *c, const unsigned char *data, size_t len, const nvjpegImage_t *out)
+{
+    hw_request r = {data, len, *out, NVJPEG_STATUS_SUCCESS, 0, NULL};
+    pthread_mutex_lock(&c->lock);
+    if (c->tail) c->tail->next = &r;
+    else c->head = &r;
+    c->tail = &r;
+    pthread_cond_signal(&c->wake);
+    while (!r.done) pthread_cond_wait(&c->finished, &c->lock);
+    pthread_mutex_unlock(&c->lock);
+    return r.status;
+}
+
+static ts_status start_batcher(ts_gpu_codec *c, ts_err *err)
+{
+    nvjpegStatus_t s = nvjpegJpegStateCreate(c->h, &c->batch_state);
+    if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, "nvJPEG", "nvjpegJpegStateCreate", err);
+    cudaError_t ce = cudaStreamCreateWithFlags(&c->batch_stream, cudaStreamNonBlocking);
+    if (ce != cudaSuccess) return cu_fail(ce, "nvJPEG", "cudaStreamCreate", err);
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->wake, NULL);
+    pthread_cond_init(&c->finished, NULL);
+    if (pthread_create(&c->batcher, NULL, batcher_main, c) != 0)
+        return ts_err_set(err, TS_E_NOMEM, "nvJPEG: cannot start the decode thread");
+    c->batcher_running = 1;
+    return TS_OK;
+}
+
 ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_err *err)
 {
     *out = NULL;
@@ -149,6 +261,13 @@ ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_
         free(c);
         return nv_fail(s, "nvJPEG", "nvjpegCreateEx", err);
     }
+    if (c->hardware) {
+        ts_status st = start_batcher(c, err);
+        if (st != TS_OK) {
+            ts_gpu_codec_destroy(c);
+            return st;
+        }
+    }
     *hardware = c->hardware;
     *out = c;
     return TS_OK;
@@ -158,6 +277,18 @@ void ts_gpu_codec_destroy(ts_gpu_codec *c)
 {
     if (!c) return;
     cudaSetDevice(c->device);
+    if (c->batcher_running) {
+        pthread_mutex_lock(&c->lock);
+        c->stopping = 1;
+        pthread_cond_signal(&c->wake);
+        pthread_mutex_unlock(&c->lock);
+        pthread_join(c->batcher, NULL);
+        pthread_mutex_destroy(&c->lock);
+        pthread_cond_destroy(&c->wake);
+        pthread_cond_destroy(&c->finished);
+    }
+    if (c->batch_state) nvjpegJpegStateDestroy(c->batch_state);
+    if (c->batch_stream) cudaStreamDestroy(c->batch_stream);
     nvjpegDestroy(c->h);
     free(c);
 }
@@ -193,10 +324,6 @@ ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err)
         st = nv_fail(s, "nvJPEG", "nvjpegJpegStateCreate", err);
     if (st == TS_OK && (s = nvjpegJpegStreamCreate(c->h, &k->parsed)) != NVJPEG_STATUS_SUCCESS)
         st = nv_fail(s, "nvJPEG", "nvjpegJpegStreamCreate", err);
-    /* One image per call, from this thread: the workers are the parallelism. */
-    if (st == TS_OK && c->hardware &&
-        (s = nvjpegDecodeBatchedInitialize(c->h, k->state, 1, 1, NVJPEG_OUTPUT_RGBI)) != NVJPEG_STATUS_SUCCESS)
-        st = nv_fail(s, "nvJPEG", "nvjpegDecodeBatchedInitialize", err);
     if (st == TS_OK && (s = nvjpegEncoderStateCreate(c->h, &k->enc, k->stream)) != NVJPEG_STATUS_SUCCESS)
         st = nv_fail(s, "nvJPEG", "nvjpegEncoderStateCreate", err);
     if (st == TS_OK && (s = nvjpegEncoderParamsCreate(c->h, &k->params, k->stream)) != NVJPEG_STATUS_SUCCESS)
@@ -246,8 +373,10 @@ static ts_status read_all(ts_gpu_coder *k, FILE *f, const char *path, uint64_t s
     return TS_OK;
 }
 
-/* Decode the bytes in k->bits into k->dev as interleaved RGB of w x h. */
-static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len, int w, int h, int *cpu, ts_err *err)
+/* Decode the bytes in k->bits as interleaved RGB of w x h: into dst (rows
+ * pitch bytes apart, on the device) or, when dst is NULL, into k->dev. */
+static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len, int w, int h, unsigned char *dst,
+                                  size_t pitch, int *cpu, ts_err *err)
 {
     ts_gpu_codec *c = k->c;
     nvjpegStatus_t s;
@@ -261,13 +390,17 @@ static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len,
             return ts_err_set(err, TS_E_FORMAT, "%s: not for the hardware JPEG decoder", path);
         }
     }
-    ts_status st = reserve(k, 0, (size_t)w * 3 * (size_t)h, path, err);
-    if (st != TS_OK) return st;
+    if (!dst) {
+        ts_status st = reserve(k, 0, (size_t)w * 3 * (size_t)h, path, err);
+        if (st != TS_OK) return st;
+        dst = k->dev;
+        pitch = (size_t)w * 3;
+    }
     nvjpegImage_t out;
     memset(&out, 0, sizeof out);
-    out.channel[0] = k->dev;
-    out.pitch[0] = (size_t)w * 3;
-    if (c->hardware) s = nvjpegDecodeBatched(c->h, k->state, &data, &len, &out, k->stream);
+    out.channel[0] = dst;
+    out.pitch[0] = pitch;
+    if (c->hardware) s = hw_decode(c, data, len, &out);   /* complete on return */
     else s = nvjpegDecode(c->h, k->state, data, len, NVJPEG_OUTPUT_RGBI, &out, k->stream);
     if (s != NVJPEG_STATUS_SUCCESS) {
         *cpu = 1;   /* refused or damaged: the CPU decoder decides and names it */
@@ -275,6 +408,8 @@ static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len,
     }
     return TS_OK;
 }
+
+static void take_metadata(ts_image *img, ts_image *meta);
 
 /* Pixels of k->dev into img (allocated from a), meta's metadata moved in. */
 static ts_status download(ts_gpu_coder *k, const char *path, ts_image *meta, const ts_load_limits *lim,
@@ -290,16 +425,44 @@ static ts_status download(ts_gpu_coder *k, const char *path, ts_image *meta, con
         ts_image_free(img);
         return cu_fail(ce, path, "nvJPEG decode (or copying its pixels back)", err);
     }
+    take_metadata(img, meta);
+    return TS_OK;
+}
+
+/* Decode straight into img, allocated on the device from a. */
+static ts_status decode_into_device_image(ts_gpu_coder *k, const char *path, ts_image *meta, const ts_load_limits *lim,
+                                          const ts_allocator *a, size_t len, int w, int h, ts_image *img, int *cpu,
+                                          ts_err *err)
+{
+    ts_err why = {0};
+    ts_status st = ts_image_alloc(img, w, h, 3, TS_U8, lim->max_pixels, a, &why);
+    if (st != TS_OK) {
+        *cpu = 1;   /* the device is full: the CPU decoder into host memory still can */
+        return ts_err_set(err, st, "%s: %s", path, why.msg);
+    }
+    st = decode_on_device(k, path, len, w, h, img->data, img->stride, cpu, err);
+    cudaError_t ce = cudaStreamSynchronize(k->stream);
+    if (st == TS_OK && ce != cudaSuccess) st = cu_fail(ce, path, "nvJPEG decode", err);
+    if (st != TS_OK) {
+        ts_image_free(img);
+        return st;
+    }
+    take_metadata(img, meta);
+    return TS_OK;
+}
+
+/* meta's orientation and metadata moved into img. */
+static void take_metadata(ts_image *img, ts_image *meta)
+{
     img->orientation = meta->orientation;
     img->icc = meta->icc; img->icc_len = meta->icc_len;
     img->exif = meta->exif; img->exif_len = meta->exif_len;
     img->xmp = meta->xmp; img->xmp_len = meta->xmp_len;
     meta->icc = meta->exif = meta->xmp = NULL;
-    return TS_OK;
 }
 
-ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts, ts_image *img, int *cpu,
-                             ts_err *err)
+ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts,
+                             const ts_allocator *device_alloc, ts_image *img, int *cpu, ts_err *err)
 {
     FILE *f = NULL;
     ts_format fmt;
@@ -330,8 +493,12 @@ ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_op
     }
     if (st == TS_OK) st = read_all(k, f, path, lim.file_bytes, &len, err);
     fclose(f);
-    if (st == TS_OK) st = decode_on_device(k, path, len, info.w, info.h, cpu, err);
-    if (st == TS_OK) st = download(k, path, &meta, &lim, opts ? opts->allocator : NULL, info.w, info.h, img, err);
+    if (st == TS_OK && device_alloc)
+        st = decode_into_device_image(k, path, &meta, &lim, device_alloc, len, info.w, info.h, img, cpu, err);
+    else if (st == TS_OK) {
+        st = decode_on_device(k, path, len, info.w, info.h, NULL, 0, cpu, err);
+        if (st == TS_OK) st = download(k, path, &meta, &lim, opts ? opts->allocator : NULL, info.w, info.h, img, err);
+    }
     if (st != TS_OK && !*cpu && st == TS_E_DEVICE) *cpu = 1;   /* the CPU decoder still can */
     ts_image_free(&meta);
     return st;
@@ -351,18 +518,25 @@ static ts_status write_bits(FILE *f, const char *path, void *ctx, ts_err *err)
     return ts_jpeg_write_bitstream(f, path, b->img, b->bits, b->len, err);
 }
 
-/* Encode img on the device; the bitstream lands in k->bits, *len set. */
-static ts_status encode_on_device(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, size_t *len,
-                                  ts_err *err)
+/* Encode img (in device memory when on_device, else host memory copied
+ * up first); the bitstream lands in k->bits, *len set. */
+static ts_status encode_on_device(ts_gpu_coder *k, const char *path, const ts_image *img, int on_device, int quality,
+                                  size_t *len, ts_err *err)
 {
     ts_gpu_codec *c = k->c;
     nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
-    size_t row = (size_t)img->w * 3;
-    ts_status st = reserve(k, 0, row * (size_t)img->h, path, err);
-    if (st != TS_OK) return st;
-    cudaError_t ce = cudaMemcpy2DAsync(k->dev, row, img->data, img->stride, row, (size_t)img->h,
-                                       cudaMemcpyHostToDevice, k->stream);
-    if (ce != cudaSuccess) return cu_fail(ce, path, "copying pixels to the GPU encoder", err);
+    size_t row = (size_t)img->w * 3, pitch = img->stride;
+    unsigned char *pixels = img->data;
+    ts_status st = TS_OK;
+    cudaError_t ce = cudaSuccess;
+    if (!on_device) {
+        if ((st = reserve(k, 0, row * (size_t)img->h, path, err)) != TS_OK) return st;
+        ce = cudaMemcpy2DAsync(k->dev, row, img->data, img->stride, row, (size_t)img->h, cudaMemcpyHostToDevice,
+                               k->stream);
+        if (ce != cudaSuccess) return cu_fail(ce, path, "copying pixels to the GPU encoder", err);
+        pixels = k->dev;
+        pitch = row;
+    }
     if (quality != k->quality) {
         if ((s = nvjpegEncoderParamsSetQuality(k->params, quality, k->stream)) != NVJPEG_STATUS_SUCCESS)
             return nv_fail(s, path, "nvjpegEncoderParamsSetQuality", err);
@@ -370,8 +544,8 @@ static ts_status encode_on_device(ts_gpu_coder *k, const char *path, const ts_im
     }
     nvjpegImage_t src;
     memset(&src, 0, sizeof src);
-    src.channel[0] = k->dev;
-    src.pitch[0] = row;
+    src.channel[0] = pixels;
+    src.pitch[0] = pitch;
     s = nvjpegEncodeImage(c->h, k->enc, k->params, &src, NVJPEG_INPUT_RGBI, img->w, img->h, k->stream);
     if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, path, "nvjpegEncodeImage", err);
     size_t n = 0;
@@ -386,8 +560,8 @@ static ts_status encode_on_device(ts_gpu_coder *k, const char *path, const ts_im
     return TS_OK;
 }
 
-ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, int *cpu,
-                           ts_err *err)
+ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int on_device, int quality,
+                           int *cpu, ts_err *err)
 {
     *cpu = 0;
     if (!img || !img->data || img->type != TS_U8 || img->c != 3 || img->w < 1 || img->h < 1) {
@@ -398,7 +572,7 @@ ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *im
     cudaError_t ce = cudaSetDevice(k->c->device);
     if (ce != cudaSuccess) { *cpu = 1; return cu_fail(ce, path, "selecting the CUDA device", err); }
     size_t len = 0;
-    ts_status st = encode_on_device(k, path, img, quality, &len, err);
+    ts_status st = encode_on_device(k, path, img, on_device, quality, &len, err);
     if (st != TS_OK) {
         *cpu = 1;   /* nothing written yet: the CPU writer can still do it */
         return st;

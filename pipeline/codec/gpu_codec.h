@@ -4,8 +4,10 @@
  * codecs. Headers, limits, EXIF orientation, ICC and XMP are read and
  * written on the CPU, by codec_jpeg.c, exactly as for CPU decodes.
  *
- * A codec (one per device) holds the nvJPEG library handle; a coder (one
- * per thread) holds the decode and encode state, a stream and buffers. */
+ * A codec (one per device) holds the nvJPEG library handle and, with the
+ * hardware decoder, the thread that decodes the coders' files in batches;
+ * a coder (one per thread) holds the decode and encode state, a stream and
+ * buffers. */
 #ifndef TS_GPU_CODEC_H
 #define TS_GPU_CODEC_H
 
@@ -23,16 +25,19 @@ void ts_gpu_codec_destroy(ts_gpu_codec *c);
 ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err);
 void ts_gpu_coder_destroy(ts_gpu_coder *k);
 
-/* Decode a JPEG on the device into img (pixels from opts->allocator).
+/* Decode a JPEG on the device into img: its pixels stay on the device,
+ * allocated from device_alloc, or with device_alloc NULL come back to host
+ * memory from opts->allocator.
  * *cpu = 1 (any status) means: this file is not for nvJPEG (progressive on
  * the hardware decoder, CMYK, grey, 12-bit, or nvJPEG refused it): decode
  * it on the CPU. With *cpu = 0 a failure is the file's (limits, header). */
-ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts, ts_image *img, int *cpu,
-                             ts_err *err);
-/* Encode an 8-bit RGB image as JPEG at quality (4:2:0, as the CPU writer)
- * and write it atomically with img's metadata. *cpu = 1: not for the GPU
+ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts,
+                             const ts_allocator *device_alloc, ts_image *img, int *cpu, ts_err *err);
+/* Encode an 8-bit RGB image (its pixels in device memory when on_device,
+ * else in host memory) as JPEG at quality (4:2:0, as the CPU writer) and
+ * write it atomically with img's metadata. *cpu = 1: not for the GPU
  * (grey, alpha, 16-bit, or nvJPEG refused it): use ts_image_save. */
-ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int quality, int *cpu,
-                           ts_err *err);
+ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *img, int on_device, int quality,
+                           int *cpu, ts_err *err);
 
 #endif

@@ -13,6 +13,17 @@ extern "C" {
  * pool again. Pageable memory is slower and stops copies overlapping:
  * `bench overlap` uses this to show how much. */
 void ts_engine_set_out_allocator(ts_engine *e, const ts_allocator *a);
+/* Device memory on the engine's GPU (a stream-ordered pool that keeps what
+ * it has): images that stay on the device, such as nvJPEG's decodes and the
+ * outputs it encodes. The engine's copies take them device to device. */
+ts_allocator ts_engine_device_allocator(ts_engine *e);
+/* As ts_engine_submit, with out allocated from out_alloc (NULL: the engine's
+ * default, the pinned pool). */
+ts_status ts_engine_submit_to(ts_engine *e, const ts_chain *chain, const ts_image *in, ts_image *out,
+                              const ts_allocator *out_alloc, void *tag, int image, ts_err *err);
+/* If img is in device memory from ts_engine_device_allocator, move its
+ * pixels to malloc'd host memory (for the CPU writers); else nothing. */
+ts_status ts_engine_image_to_host(ts_engine *e, ts_image *img, ts_err *err);
 /* The rates this machine reaches (ts_peak_rates), measured now (a few ms):
  * ts_batch_run does it at the start of a GPU run. */
 ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err);
