@@ -345,7 +345,10 @@ static ts_status reserve(ts_gpu_coder *k, int pinned, size_t need, const char *p
     unsigned char **buf = pinned ? &k->bits : &k->dev;
     size_t *cap = pinned ? &k->bits_cap : &k->dev_cap;
     if (need <= *cap) return TS_OK;
-    size_t c = need + need / 4;
+    /* Grow rarely: every cudaFreeHost and cudaFree waits for the whole
+     * device. Bitstreams start at 16 MB, pixels at 64 MB, then double. */
+    size_t c = *cap ? *cap * 2 : pinned ? (size_t)16 << 20 : (size_t)64 << 20;
+    if (c < need + need / 4) c = need + need / 4;
     cudaError_t ce = cudaStreamSynchronize(k->stream);
     if (ce == cudaSuccess) {
         if (pinned) cudaFreeHost(*buf);
