@@ -16,7 +16,6 @@
 #include "tsk_cpu.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,22 +34,6 @@ typedef struct cpu_bench {
     bench_text json;
     int lines;
 } cpu_bench;
-
-static void say(cpu_bench *b, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    if (!b->opts->line) return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    b->opts->line(b->opts->ctx, line);
-}
-
-static int wants(const cpu_bench *b, const char *op)
-{
-    return !b->opts->only || !b->opts->only[0] || strstr(op, b->opts->only) != NULL;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -92,7 +75,7 @@ static void report(cpu_bench *b, const char *op, const char *variant, int thread
     double gbps = bytes / (ms * 1e6), mpps = out_px / (ms * 1e3);
     double copy = b->copy_gbps[threads > 1];
     double pct = copy > 0 ? 100.0 * gbps / copy : 100.0;
-    say(b, "%-12s %-66s %9.3f %9.2f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
+    bench_say(b->opts, "%-12s %-66s %9.3f %9.2f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
     json_line(b, op, variant, threads, ms, gbps, mpps, pct);
 }
 
@@ -170,7 +153,7 @@ static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
 {
     int ow, oh;
     double one_ms = 0;
-    if (!wants(b, name)) return;
+    if (!bench_wants(b->opts, name)) return;
     tsk_out_size(op, b->w, b->h, &ow, &oh);
     if ((size_t)ow * oh * CB_C > b->out_bytes) return;
     for (int k = 0; k < 2; k++) {
@@ -187,7 +170,7 @@ static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
         double ms = time_work(b, &wk);
         char variant[96];
         if (o.failed) {
-            say(b, "%-12s %-66s error: %s", name, "fast", o.err.msg);
+            bench_say(b->opts, "%-12s %-66s error: %s", name, "fast", o.err.msg);
             return;
         }
         if (!k) one_ms = ms;
@@ -280,7 +263,7 @@ static void bench_chain(cpu_bench *b, const char *text)
     ts_chain *chain = NULL;
     ts_err e;
     double one_ms = 0;
-    if (!wants(b, "chain") || ts_chain_parse(text, &chain, &e) != TS_OK) return;
+    if (!bench_wants(b->opts, "chain") || ts_chain_parse(text, &chain, &e) != TS_OK) return;
     ts_image in;
     memset(&in, 0, sizeof in);
     in.w = b->w; in.h = b->h; in.c = CB_C; in.type = TS_U8; in.stride = (size_t)b->w * CB_C; in.data = b->in;
@@ -334,9 +317,9 @@ ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_e
     if (st == TS_OK) {
         fill_random(b.in, in_bytes);
         memset(b.out, 0x5A, b.out_bytes);
-        say(&b, "CPU ops on %dx%d RGB8, 1 and %d threads, median of %d runs; bytes = read + written once; "
-            "%% copy = GB/s against memcpy on as many threads", b.w, b.h, b.threads, b.reps);
-        say(&b, "%-12s %-66s %9s %9s %10s %7s", "op", "version", "ms", "GB/s", "MP/s", "% copy");
+        bench_say(b.opts, "CPU ops on %dx%d RGB8, 1 and %d threads, median of %d runs; bytes = read + written once; "
+                  "%% copy = GB/s against memcpy on as many threads", b.w, b.h, b.threads, b.reps);
+        bench_say(b.opts, "%-12s %-66s %9s %9s %10s %7s", "op", "version", "ms", "GB/s", "MP/s", "% copy");
         bench_text_add(&b.json, "{\n  \"w\": %d, \"h\": %d, \"channels\": %d, \"threads\": %d, \"reps\": %d,\n  \"lines\": [",
                b.w, b.h, CB_C, b.threads, b.reps);
         bench_copy(&b);

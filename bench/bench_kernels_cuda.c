@@ -16,7 +16,6 @@
 
 #include <cuda_runtime_api.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,20 +33,9 @@ struct ts_bench {
     bench_text json;
 };
 
-static void bench_say(ts_bench *b, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    if (!b->opts->line) return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    b->opts->line(b->opts->ctx, line);
-}
-
 int ts_bench_wants(const ts_bench *b, const char *op)
 {
-    return !b->opts->only || !b->opts->only[0] || strstr(op, b->opts->only) != NULL;
+    return bench_wants(b->opts, op);
 }
 
 static void json_line_start(ts_bench *b, const char *op, const char *variant)
@@ -60,7 +48,7 @@ static void json_line_start(ts_bench *b, const char *op, const char *variant)
 
 void ts_bench_fail(ts_bench *b, const char *op, const char *variant, const char *why)
 {
-    bench_say(b, "%-12s %-66s error: %s", op, variant, why);
+    bench_say(b->opts, "%-12s %-66s error: %s", op, variant, why);
     json_line_start(b, op, variant);
     bench_text_add(&b->json, ", \"error\": ");
     bench_text_add_string(&b->json, why);
@@ -117,7 +105,7 @@ void ts_bench_line(ts_bench *b, const char *op, const char *variant, double byte
     gbps = bytes / (ms * 1e6);
     mpps = out_px / (ms * 1e3);
     pct = b->copy_gbps > 0 ? 100.0 * gbps / b->copy_gbps : 0;
-    bench_say(b, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
+    bench_say(b->opts, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
     json_line_start(b, op, variant);
     bench_text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": %.2f}", ms, gbps, mpps, pct);
 }
@@ -350,7 +338,7 @@ static ts_status bench_copy(ts_bench *b, ts_err *err)
     double ms = bench_time(b, launch_copy, NULL, msg, sizeof msg);
     if (ms <= 0) return ts_err_set(err, TS_E_DEVICE, "bench kernels: the reference copy: %s", msg);
     b->copy_gbps = bytes / (ms * 1e6);
-    bench_say(b, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", "copy", "cudaMemcpyAsync device to device", ms,
+    bench_say(b->opts, "%-12s %-66s %9.4f %9.1f %10.1f %7.1f", "copy", "cudaMemcpyAsync device to device", ms,
               b->copy_gbps, (double)b->io.w * b->io.h / (ms * 1e3), 100.0);
     json_line_start(b, "copy", "cudaMemcpyAsync device to device");
     bench_text_add(&b->json, ", \"ms\": %.5f, \"gbps\": %.2f, \"mpps\": %.1f, \"pct_copy\": 100}", ms, b->copy_gbps,
@@ -385,9 +373,9 @@ ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)
     if (!ts_gpu_probe(device, sizeof device, err)) return err ? err->status : TS_E_DEVICE;
     st = bench_setup(&b, err);
     if (st == TS_OK) {
-        bench_say(&b, "kernels on %s: %dx%d RGBA8, median of %d runs; bytes = read + written once", device,
+        bench_say(b.opts, "kernels on %s: %dx%d RGBA8, median of %d runs; bytes = read + written once", device,
                   b.io.w, b.io.h, b.reps);
-        bench_say(&b, "%-12s %-66s %9s %9s %10s %7s", "op", "version (* = default)", "ms", "GB/s", "MP/s", "% copy");
+        bench_say(b.opts, "%-12s %-66s %9s %9s %10s %7s", "op", "version (* = default)", "ms", "GB/s", "MP/s", "% copy");
         bench_text_add(&b.json, "{\n  \"device\": ");
         bench_text_add_string(&b.json, device);
         bench_text_add(&b.json, ",\n  \"w\": %d, \"h\": %d, \"reps\": %d,\n  \"lines\": [", b.io.w, b.io.h, b.reps);

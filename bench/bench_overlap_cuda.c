@@ -7,12 +7,12 @@
  * large copies in opposite directions at once. With enough streams the
  * engine's H2D + D2H should approach that rate. */
 #include "bench.h"
+#include "bench_text.h"
 #include "engine_internal.h"
 #include "tilestream.h"
 #include "trace_internal.h"
 
 #include <cuda_runtime_api.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,44 +25,9 @@ static const int stream_counts[] = {1, 2, 4, 8};
 /* ------------------------------------------------------------ output */
 
 typedef struct bench_out {
-    const ts_bench_opts *o;
-    char *json;
-    size_t len, cap;
-    int oom;
+    const ts_bench_opts *o;  /* may be NULL */
+    bench_text json;
 } bench_out;
-
-static void say(bench_out *b, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (b->o && b->o->line) b->o->line(b->o->ctx, line);
-}
-
-static void json_add(bench_out *b, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0 || b->oom) return;
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->len + (size_t)n + 1) cap *= 2;
-        char *p = realloc(b->json, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->json = p;
-        b->cap = cap;
-    }
-    memcpy(b->json + b->len, buf, (size_t)n + 1);
-    b->len += (size_t)n;
-}
 
 /* ------------------------------------------------------------ the bus */
 
@@ -281,23 +246,25 @@ static void report_run(bench_out *b, const run_figures *f, int streams, int page
     double up = (double)f->h2d_bytes / f->wall_s * 1e-9, down = (double)f->d2h_bytes / f->wall_s * 1e-9;
     double share = (up + down) / bus->both;
     double overlap = (f->busy_h2d + f->busy_kernels + f->busy_d2h) / f->wall_s;
-    say(b, "%-9s %7d %9.2f %9.1f %9.1f %8.3f %9.2f %8.2f %9.2f %8.2f %8.2fx", pageable ? "pageable" : "pinned",
-        streams, f->wall_s * 1e3, up, down, share, overlap, f->busy_h2d * 1e3, f->busy_kernels * 1e3,
-        f->busy_d2h * 1e3, serial_s / f->wall_s);
-    json_add(b, "%s\n    {\"memory\": \"%s\", \"streams\": %d, \"wall_ms\": %.3f, \"h2d_GBps\": %.2f, "
-                "\"d2h_GBps\": %.2f, \"both_share_of_bus\": %.4f, \"overlap_efficiency\": %.3f, "
-                "\"busy_h2d_ms\": %.3f, \"busy_kernels_ms\": %.3f, \"busy_d2h_ms\": %.3f, "
-                "\"stage_sum_ms\": %.3f, \"speedup_vs_serial\": %.3f}",
-             first ? "" : ",", pageable ? "pageable" : "pinned", streams, f->wall_s * 1e3, up, down, share, overlap,
-             f->busy_h2d * 1e3, f->busy_kernels * 1e3, f->busy_d2h * 1e3, f->stage_sum * 1e3, serial_s / f->wall_s);
+    bench_say(b->o, "%-9s %7d %9.2f %9.1f %9.1f %8.3f %9.2f %8.2f %9.2f %8.2f %8.2fx", pageable ? "pageable" : "pinned",
+              streams, f->wall_s * 1e3, up, down, share, overlap, f->busy_h2d * 1e3, f->busy_kernels * 1e3,
+              f->busy_d2h * 1e3, serial_s / f->wall_s);
+    bench_text_add(&b->json,
+                   "%s\n    {\"memory\": \"%s\", \"streams\": %d, \"wall_ms\": %.3f, \"h2d_GBps\": %.2f, "
+                   "\"d2h_GBps\": %.2f, \"both_share_of_bus\": %.4f, \"overlap_efficiency\": %.3f, "
+                   "\"busy_h2d_ms\": %.3f, \"busy_kernels_ms\": %.3f, \"busy_d2h_ms\": %.3f, "
+                   "\"stage_sum_ms\": %.3f, \"speedup_vs_serial\": %.3f}",
+                   first ? "" : ",", pageable ? "pageable" : "pinned", streams, f->wall_s * 1e3, up, down, share,
+                   overlap, f->busy_h2d * 1e3, f->busy_kernels * 1e3, f->busy_d2h * 1e3, f->stage_sum * 1e3,
+                   serial_s / f->wall_s);
 }
 
 static ts_status bench_all(bench_out *b, const ts_chain *chain, const batch_mem *m, const bus_rates *bus, int reps,
                            ts_err *err)
 {
-    say(b, "%-9s %7s %9s %9s %9s %8s %9s %8s %9s %8s %9s", "memory", "streams", "wall ms", "H2D GB/s", "D2H GB/s",
-        "of bus", "overlap", "h2d ms", "kernel ms", "d2h ms", "vs serial");
-    json_add(b, "  \"runs\": [");
+    bench_say(b->o, "%-9s %7s %9s %9s %9s %8s %9s %8s %9s %8s %9s", "memory", "streams", "wall ms", "H2D GB/s", "D2H GB/s",
+              "of bus", "overlap", "h2d ms", "kernel ms", "d2h ms", "vs serial");
+    bench_text_add(&b->json, "  \"runs\": [");
     ts_status st = TS_OK;
     int first = 1;
     for (int pageable = 0; pageable <= 1 && st == TS_OK; pageable++) {
@@ -312,10 +279,10 @@ static ts_status bench_all(bench_out *b, const ts_chain *chain, const batch_mem 
             first = 0;
         }
         if (st == TS_OK)
-            say(b, "%s: serial time (1-stream sum of h2d + kernels + d2h) %.2f ms", pageable ? "pageable" : "pinned",
-                serial * 1e3);
+            bench_say(b->o, "%s: serial time (1-stream sum of h2d + kernels + d2h) %.2f ms",
+                      pageable ? "pageable" : "pinned", serial * 1e3);
     }
-    json_add(b, "\n  ]");
+    bench_text_add(&b->json, "\n  ]");
     return st;
 }
 
@@ -336,9 +303,10 @@ static ts_status bench_tilings(bench_out *b, const ts_chain *chain, const batch_
         {"8 MB rows", 0, strip_rows},
         {"8 MB columns", strip_cols, 0},
     };
-    say(b, "pinned, 4 streams, by tile shape:");
-    say(b, "%-14s %9s %9s %9s %8s %8s %8s", "tiles", "wall ms", "H2D GB/s", "D2H GB/s", "of bus", "h2d ms", "d2h ms");
-    json_add(b, ",\n  \"tilings\": [");
+    bench_say(b->o, "pinned, 4 streams, by tile shape:");
+    bench_say(b->o, "%-14s %9s %9s %9s %8s %8s %8s", "tiles", "wall ms", "H2D GB/s", "D2H GB/s", "of bus", "h2d ms",
+              "d2h ms");
+    bench_text_add(&b->json, ",\n  \"tilings\": [");
     ts_status st = TS_OK;
     for (int i = 0; i < 4 && st == TS_OK; i++) {
         run_figures f;
@@ -347,14 +315,15 @@ static ts_status bench_tilings(bench_out *b, const ts_chain *chain, const batch_
         double up = (double)f.h2d_bytes / f.wall_s * 1e-9, down = (double)f.d2h_bytes / f.wall_s * 1e-9;
         char shape[32];
         snprintf(shape, sizeof shape, "%dx%d", tilings[i].tw ? tilings[i].tw : out_w, tilings[i].th ? tilings[i].th : out_h);
-        say(b, "%-14s %9.2f %9.1f %9.1f %8.3f %8.2f %8.2f   %s", tilings[i].name, f.wall_s * 1e3, up, down,
-            (up + down) / bus->both, f.busy_h2d * 1e3, f.busy_d2h * 1e3, i ? shape : "");
-        json_add(b, "%s\n    {\"tiles\": \"%s\", \"tile_w\": %d, \"tile_h\": %d, \"wall_ms\": %.3f, \"h2d_GBps\": %.2f, "
-                    "\"d2h_GBps\": %.2f, \"both_share_of_bus\": %.4f, \"busy_h2d_ms\": %.3f, \"busy_d2h_ms\": %.3f}",
-                 i ? "," : "", tilings[i].name, tilings[i].tw, tilings[i].th, f.wall_s * 1e3, up, down,
-                 (up + down) / bus->both, f.busy_h2d * 1e3, f.busy_d2h * 1e3);
+        bench_say(b->o, "%-14s %9.2f %9.1f %9.1f %8.3f %8.2f %8.2f   %s", tilings[i].name, f.wall_s * 1e3, up, down,
+                  (up + down) / bus->both, f.busy_h2d * 1e3, f.busy_d2h * 1e3, i ? shape : "");
+        bench_text_add(&b->json,
+                       "%s\n    {\"tiles\": \"%s\", \"tile_w\": %d, \"tile_h\": %d, \"wall_ms\": %.3f, \"h2d_GBps\": %.2f, "
+                       "\"d2h_GBps\": %.2f, \"both_share_of_bus\": %.4f, \"busy_h2d_ms\": %.3f, \"busy_d2h_ms\": %.3f}",
+                       i ? "," : "", tilings[i].name, tilings[i].tw, tilings[i].th, f.wall_s * 1e3, up, down,
+                       (up + down) / bus->both, f.busy_h2d * 1e3, f.busy_d2h * 1e3);
     }
-    json_add(b, "\n  ]");
+    bench_text_add(&b->json, "\n  ]");
     return st;
 }
 
@@ -377,23 +346,24 @@ ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err)
     memset(&m, 0, sizeof m);
     if (st == TS_OK) st = batch_make(&m, w, h, BENCH_IMAGES, err);
     if (st == TS_OK) {
-        say(&b, "overlap: %d images of %dx%d RGBA8 (%.1f MB each), in memory, chain %s", BENCH_IMAGES, w, h,
-            (double)m.image_bytes / 1e6, BENCH_CHAIN);
-        say(&b, "device %s; bus, pinned, 256 MB copies: H2D %.1f GB/s, D2H %.1f GB/s, both at once %.1f GB/s", name,
-            bus.h2d, bus.d2h, bus.both);
-        say(&b, "of bus = (H2D + D2H bytes) / wall / both-at-once rate; overlap = (h2d + kernel + d2h busy) / wall;"
-                " vs serial = 1-stream stage sum / wall");
-        json_add(&b, "{\n  \"device\": \"%s\", \"images\": %d, \"w\": %d, \"h\": %d, \"c\": %d, \"type\": \"u8\", "
-                     "\"chain\": \"%s\", \"reps\": %d,\n  \"bus_GBps\": {\"h2d\": %.2f, \"d2h\": %.2f, \"both\": %.2f},\n",
-                 name, BENCH_IMAGES, w, h, BENCH_C, BENCH_CHAIN, reps, bus.h2d, bus.d2h, bus.both);
+        bench_say(b.o, "overlap: %d images of %dx%d RGBA8 (%.1f MB each), in memory, chain %s", BENCH_IMAGES, w, h,
+                  (double)m.image_bytes / 1e6, BENCH_CHAIN);
+        bench_say(b.o, "device %s; bus, pinned, 256 MB copies: H2D %.1f GB/s, D2H %.1f GB/s, both at once %.1f GB/s",
+                  name, bus.h2d, bus.d2h, bus.both);
+        bench_say(b.o, "of bus = (H2D + D2H bytes) / wall / both-at-once rate; overlap = (h2d + kernel + d2h busy) / wall;"
+                       " vs serial = 1-stream stage sum / wall");
+        bench_text_add(&b.json,
+                       "{\n  \"device\": \"%s\", \"images\": %d, \"w\": %d, \"h\": %d, \"c\": %d, \"type\": \"u8\", "
+                       "\"chain\": \"%s\", \"reps\": %d,\n  \"bus_GBps\": {\"h2d\": %.2f, \"d2h\": %.2f, \"both\": %.2f},\n",
+                       name, BENCH_IMAGES, w, h, BENCH_C, BENCH_CHAIN, reps, bus.h2d, bus.d2h, bus.both);
         st = bench_all(&b, chain, &m, &bus, reps, err);
         if (st == TS_OK) st = bench_tilings(&b, chain, &m, &bus, reps, err);
-        json_add(&b, "\n}");
+        bench_text_add(&b.json, "\n}");
     }
     batch_free(&m);
     ts_chain_free(chain);
-    if (st == TS_OK && b.oom) st = ts_err_set(err, TS_E_NOMEM, "bench overlap: out of memory for the JSON");
-    if (st == TS_OK && json) *json = b.json;
-    else free(b.json);
+    if (st == TS_OK && b.json.failed) st = ts_err_set(err, TS_E_NOMEM, "bench overlap: out of memory for the JSON");
+    if (st == TS_OK && json) *json = b.json.s;
+    else free(b.json.s);
     return st;
 }

@@ -1,9 +1,27 @@
-/* bench_text.c - the benchmarks' growable JSON text (bench_text.h). */
+/* bench_text.c - the benchmarks' output lines and growable JSON text
+ * (bench_text.h). */
 #include "bench_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+void bench_say(const ts_bench_opts *opts, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    if (!opts || !opts->line) return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    opts->line(opts->ctx, line);
+}
+
+int bench_wants(const ts_bench_opts *opts, const char *op)
+{
+    return !opts->only || !opts->only[0] || strstr(op, opts->only) != NULL;
+}
 
 void bench_text_add(bench_text *t, const char *fmt, ...)
 {

@@ -53,19 +53,18 @@ struct c2d_args {
     float bias;
 };
 
-static const char *const c2d_version_names[] = {
-    "v1 naive global, taps in global memory",
-    "v2 naive global, taps in constant memory",
-    "v3 padded smem tile, 1 px/thread",
-    "v4 smem tile, K px/thread in registers, staged coalesced stores, fma",
-    "v5 v4 with exact mul+add (bit-exact)",
-    "v6 v4 with 2K px/thread",
-    "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)",
+/* The versions, row v - 1 for version v (conv_version in conv_common.cuh):
+ * name, how it runs, fused multiply-add, fast loads and stores, outputs per
+ * thread in units of K, tile rows. */
+static constexpr conv_version c2d_versions[] = {
+    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0 },
+    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0 },
+    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32 },
+    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32 },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32 },
+    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32 },
+    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0 },
 };
-/* Which of them fuse multiply-add: v4, v6 and v7. */
-static const unsigned char c2d_version_fma[] = { 0, 0, 0, 1, 0, 1, 1 };
-static_assert(sizeof c2d_version_fma == sizeof c2d_version_names / sizeof c2d_version_names[0],
-              "one fma flag per version");
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
 template <bool FMA>
@@ -198,16 +197,7 @@ static int c2d_pitch_o(int tw, int ps)
 static int c2d_tile(conv_tile *g, int c, int ps, int k, int tw, int th, int rx, int ry, size_t limit)
 {
     for (; th >= 8; th /= 2) {
-        memset(g, 0, sizeof *g);
-        g->tw = tw;
-        g->th = th;
-        g->tw_log2 = conv_log2(tw);
-        g->th_log2 = conv_log2(th);
-        g->iw = tw + 2 * rx;
-        g->ih = th + 2 * ry;
-        g->pitch_s = conv_pad_floats(g->iw * c, c);
-        g->iw_magic = conv_magic(g->iw);
-        g->ih_magic = conv_magic(g->ih);
+        conv_tile_shape(g, c, tw, th, rx, ry);
         g->off_o = 16 * (int)((sizeof(float) * (size_t)g->ih * (size_t)g->pitch_s + 15) / 16);
         g->pitch_o = k > 1 ? c2d_pitch_o(tw, ps) : 0;
         g->smem = (size_t)g->off_o + (size_t)g->pitch_o * (size_t)th;
@@ -218,43 +208,15 @@ static int c2d_tile(conv_tile *g, int c, int ps, int k, int tw, int th, int rx, 
 }
 
 template <typename T, int C, int K, bool FMA, bool FAST>
-static ts_status c2d_tiled_go(const c2d_args &a, cudaStream_t s, ts_err *err)
+static ts_status c2d_tiled_go(const c2d_args &a, int th, cudaStream_t s, ts_err *err)
 {
     conv_tile g;
-    const int tw = K == 1 ? 32 : K <= 8 ? 64 : 8 * K, th = 32;
+    const int tw = K == 1 ? 32 : K <= 8 ? 64 : 8 * K;
     if (!c2d_tile(&g, C, (int)sizeof(T) * C, K, tw, th, a.kw / 2, a.kh / 2, conv_smem_limit()))
         return c2d_naive_go<T, true>(a, s, err);
     auto kernel = a.mode == TSK_CONV_MAG ? c2d_tiled<T, C, K, FMA, FAST, true> : c2d_tiled<T, C, K, FMA, FAST, false>;
     return conv_launch_tiled(kernel, a, g, s, "2-D convolution", err);
 }
-
-template <typename T, int C>
-static ts_status c2d_tiled_version(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
-{
-    constexpr int K = C <= 2 ? 8 : 4;
-    switch (version) {
-    case 3: return c2d_tiled_go<T, C, 1, false, false>(a, s, err);
-    case 4: return c2d_tiled_go<T, C, K, true, true>(a, s, err);
-    case 5: return c2d_tiled_go<T, C, K, false, true>(a, s, err);
-    default: return c2d_tiled_go<T, C, 2 * K, true, true>(a, s, err);
-    }
-}
-
-/* The versions by channel type and count (conv_common.cuh's dispatch). */
-struct c2d_family_ops {
-    template <typename T>
-    static ts_status run(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
-    {
-        if (version == 1) return c2d_naive_go<T, false>(a, s, err);
-        if (version == 2) return c2d_naive_go<T, true>(a, s, err);
-        return conv_run_channels<c2d_family_ops, T>(a, version, s, err);
-    }
-    template <typename T, int C>
-    static ts_status tiled(const c2d_args &a, int version, cudaStream_t s, ts_err *err)
-    {
-        return c2d_tiled_version<T, C>(a, version, s, err);
-    }
-};
 
 /* ------------------------------------------------ v7: column walk, RGBA8
  * conv_common.cuh's column walk. Output row o gathers its sum in slot
@@ -310,23 +272,20 @@ static ts_status c2d_walk_go(const c2d_args &a, const tsk_op *op, uint32_t borde
     c2d_walk_taps<N> k;
     for (int i = 0; i < N * N; i++) k.k[i] = op->u.conv2d.k[i] / 255.0f;
     k.bias = a.bias;
-    const dim3 grid((unsigned)((a.io.dw + CW_THREADS - 1) / CW_THREADS), (unsigned)((a.io.dh + CW_ROWS - 1) / CW_ROWS));
     if (a.mode == TSK_CONV_ABS)
-        c2d_walk<N, D, true><<<grid, CW_THREADS, 0, s>>>(a.io, k, border_px);
+        c2d_walk<N, D, true><<<cw_grid(a.io), CW_THREADS, 0, s>>>(a.io, k, border_px);
     else
-        c2d_walk<N, D, false><<<grid, CW_THREADS, 0, s>>>(a.io, k, border_px);
+        c2d_walk<N, D, false><<<cw_grid(a.io), CW_THREADS, 0, s>>>(a.io, k, border_px);
     return TSK_LAUNCH_CHECK("2-D convolution (column walk)", err);
 }
 
-/* v7 when the op and views are ones it handles: *done = 1 and the status;
- * otherwise *done = 0 and the caller runs v4. */
-static ts_status c2d_walk_version(const c2d_args &a, const tsk_op *op, ts_type type, cudaStream_t s, int *done,
+/* v7 for the RGBA8 views conv_walk lets through, when it takes the op
+ * (LINEAR or ABS, N x N for N = 3, 5, 7): *done = 1 and the status;
+ * otherwise *done stays 0 and the caller runs v4. */
+static ts_status c2d_walk_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
                                   ts_err *err)
 {
-    uint32_t border_px = 0;
-    *done = 0;
-    if (type != TS_U8 || a.io.c != 4 || a.io.alpha || a.mode == TSK_CONV_MAG || a.kw != a.kh || a.io.dw < 1 ||
-        a.io.dh < 1 || !cw_border_px(a.io, &border_px))
+    if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
         return TS_OK;
     *done = 1;
     switch (a.kw) {
@@ -339,8 +298,6 @@ static ts_status c2d_walk_version(const c2d_args &a, const tsk_op *op, ts_type t
 
 /* ------------------------------------------------------------- launcher */
 
-static conv_bank_cache<c2d_bank> c2d_cache[TSK_SLOTS];
-
 static ts_status c2d_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *err)
 {
     const size_t n = (size_t)op->u.conv2d.kw * (size_t)op->u.conv2d.kh;
@@ -348,10 +305,10 @@ static ts_status c2d_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *
     memset(&b, 0, sizeof b);
     memcpy(b.k, op->u.conv2d.k, sizeof(float) * n);
     if (op->u.conv2d.mode == TSK_CONV_MAG) memcpy(b.k2, op->u.conv2d.k2, sizeof(float) * n);
-    return conv_upload_bank(c2d_cache, c_c2d_bank, g_c2d_bank, b, slot, s, "2-D convolution", err);
+    return conv_upload_bank(c_c2d_bank, g_c2d_bank, b, slot, s, "2-D convolution", err);
 }
 
-static ts_status c2d_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
+static ts_status c2d_check(const tsk_op *op, ts_err *err)
 {
     const char *what = "2-D convolution";
     const int kw = op->u.conv2d.kw, kh = op->u.conv2d.kh;
@@ -359,40 +316,38 @@ static ts_status c2d_apply(const tsk_op *op, const ts_view *src, ts_view *dst, c
         return ts_err_set(err, TS_E_ARG, "%s: %dx%d kernel (odd, at most %d)", what, kw, kh, TSK_MAX_2D);
     if ((int)op->u.conv2d.mode < TSK_CONV_LINEAR || (int)op->u.conv2d.mode > TSK_CONV_MAG)
         return ts_err_set(err, TS_E_ARG, "%s: mode %d", what, (int)op->u.conv2d.mode);
-    if ((int)op->u.conv2d.border < 0 || (int)op->u.conv2d.border > TS_BORDER_CONSTANT)
-        return ts_err_set(err, TS_E_ARG, "%s: border %d", what, (int)op->u.conv2d.border);
-    ts_status st = conv_check_views(op, src, dst, what, err);
-    if (st != TS_OK) return st;
+    return TS_OK;
+}
 
-    cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
-    const int slot = l ? l->slot : 0;
-    st = c2d_upload(op, slot, s, err);
-    if (st != TS_OK) return st;
-
+static c2d_args c2d_args_of(const tsk_op *op, const ts_view *src, ts_view *dst, int slot)
+{
     c2d_args a;
     a.io = conv_io_of(src, dst, (int)op->u.conv2d.border, op->u.conv2d.border_value, op->alpha_passthrough);
     a.slot = slot;
-    a.kw = kw;
-    a.kh = kh;
+    a.kw = op->u.conv2d.kw;
+    a.kh = op->u.conv2d.kh;
     a.mode = (int)op->u.conv2d.mode;
     a.bias = op->u.conv2d.bias;
-    int version = conv_pick_version(&tsk_family_conv2d, l, src, dst);
-    if (version == 7) {
-        int done = 0;
-        st = c2d_walk_version(a, op, dst->type, s, &done, err);
-        if (done) return st;
-        version = 4;
-    }
-    return conv_run_type<c2d_family_ops>(dst->type, a, version, s, err);
+    return a;
 }
 
-extern "C" const tsk_family tsk_family_conv2d = {
-    "2-D convolution",
-    c2d_version_names,
-    (int)(sizeof c2d_version_names / sizeof c2d_version_names[0]),
+/* The family for conv_apply (conv_common.cuh). */
+struct c2d_family {
+    typedef c2d_args args;
+    static constexpr const char *what = "2-D convolution";
+    static constexpr const conv_version *versions = c2d_versions;
+    static constexpr int count = (int)(sizeof c2d_versions / sizeof c2d_versions[0]);
     /* the fastest measured at 5x5 (docs/PERFORMANCE.md); cases v7 does not
      * take run v4 */
-    7,
-    c2d_apply,
-    c2d_version_fma,
+    static constexpr int default_version = 7;
+    static constexpr const tsk_family *family = &tsk_family_conv2d;
+    static constexpr auto check = c2d_check;
+    static constexpr auto upload = c2d_upload;
+    static constexpr auto args_of = c2d_args_of;
+    template <typename T, bool CONST_TAPS> static constexpr auto naive = c2d_naive_go<T, CONST_TAPS>;
+    template <typename T, int C, int K, bool FMA, bool FAST>
+    static constexpr auto tiled = c2d_tiled_go<T, C, K, FMA, FAST>;
+    static constexpr auto walk = c2d_walk_version;
 };
+
+extern "C" const tsk_family tsk_family_conv2d = conv_family<c2d_family>();

@@ -3,7 +3,11 @@
  * as vectors of C floats, border reads, the reference's multiply-add, exact
  * integer conversions that keep off the slow conversion unit, the shared
  * memory tile with its halo, and the register-blocked 1-D convolution that
- * the fast versions of both families are built from.
+ * the fast versions of both families are built from; and on the host, the
+ * whole launcher (conv_apply): tap banks, the version table's rows, the
+ * choice of version and the dispatch to it. A family file holds its
+ * kernels, their launch shapes, its version table and a struct naming
+ * what differs (see "dispatch and launch").
  *
  * Exactness. The reference (ref_conv.c) sums in float, products rounded
  * before each add (ISO C: gcc does not contract). conv_mac<false> does the
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <type_traits>
+#include <utility>
 
 enum { CONV_THREADS = 256 };  /* threads per block of the tiled versions */
 
@@ -347,6 +352,22 @@ static inline size_t conv_smem_limit(void)
     return (size_t)v;
 }
 
+/* What both families' tiles share: tw x th outputs, the input tile
+ * around them (radii rx, ry) and the pitch of S; the rest zero. */
+static inline void conv_tile_shape(conv_tile *g, int c, int tw, int th, int rx, int ry)
+{
+    memset(g, 0, sizeof *g);
+    g->tw = tw;
+    g->th = th;
+    g->tw_log2 = conv_log2(tw);
+    g->th_log2 = conv_log2(th);
+    g->iw = tw + 2 * rx;
+    g->ih = th + 2 * ry;
+    g->pitch_s = conv_pad_floats(g->iw * c, c);
+    g->iw_magic = conv_magic(g->iw);
+    g->ih_magic = conv_magic(g->ih);
+}
+
 /* Load the input tile: pixels (gx0 + ix, gy0 + iy) for ix < lw, iy < lh
  * (the part that valid outputs read); the rest of S is zeroed so that no
  * thread ever computes on uninitialised memory. Consecutive threads take
@@ -556,6 +577,12 @@ static inline int cw_border_px(const conv_io &io, uint32_t *px)
     return 1;
 }
 
+/* The column walk's grid: a block per strip of CW_THREADS x CW_ROWS outputs. */
+static inline dim3 cw_grid(const conv_io &io)
+{
+    return dim3((unsigned)((io.dw + CW_THREADS - 1) / CW_THREADS), (unsigned)((io.dh + CW_ROWS - 1) / CW_ROWS));
+}
+
 /* The walk itself: rows 0 .. rows - 1 of the block's input window (image
  * rows y0 - RY ..), each converted into the planes once and handed to
  * step(s, r, v) with v channel t % 4 of window columns 4 (t / 4) ..; s = r
@@ -629,13 +656,14 @@ static inline int conv_bank_cached(const conv_bank_cache<Bank> *cache, int devic
 }
 
 /* Upload b into bank `slot` of both symbols (the __constant__ one the
- * kernels read and the global one v1 reads) on stream s, unless the cache
- * says the bank holds it already. what names the family in messages. */
+ * kernels read and the global one v1 reads) on stream s, unless the host's
+ * copy (one per family: per Bank) says the bank holds it already. what
+ * names the family in messages. */
 template <typename Bank>
-static ts_status conv_upload_bank(conv_bank_cache<Bank> *cache, const Bank (&c_sym)[TSK_SLOTS],
-                                  const Bank (&g_sym)[TSK_SLOTS], const Bank &b, int slot, cudaStream_t s,
-                                  const char *what, ts_err *err)
+static ts_status conv_upload_bank(const Bank (&c_sym)[TSK_SLOTS], const Bank (&g_sym)[TSK_SLOTS], const Bank &b,
+                                  int slot, cudaStream_t s, const char *what, ts_err *err)
 {
+    static conv_bank_cache<Bank> cache[TSK_SLOTS];
     char msg[96];
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -658,39 +686,126 @@ static ts_status conv_upload_bank(conv_bank_cache<Bank> *cache, const Bank (&c_s
     return TS_OK;
 }
 
+/* ------------------------------------------------------ version tables
+ * A family lists its versions in one table, row v - 1 for version v: the
+ * name tsk_version_name gives, how the version runs, whether it fuses
+ * multiply-add, and the shape of its work. What the dispatch below and the
+ * family's launchers know of a version comes from its row. */
+enum conv_path {
+    CONV_NAIVE_GLOBAL,  /* F::naive<T, false>: a thread per channel value, taps in global memory */
+    CONV_NAIVE_CONST,   /* F::naive<T, true>: the same, taps in the __constant__ bank */
+    CONV_TILED,         /* F::tiled: a shared-memory tile per block, any type and channel count */
+    CONV_WALK,          /* F::walk: the column walk, RGBA8 only; what it does not take runs v4 */
+};
+
+struct conv_version {
+    const char *name;
+    conv_path path;
+    bool fma;   /* fused multiply-add (integers within 1 of the reference); false: bit-exact */
+    bool fast;  /* a vector load or store per pixel and conversions without the conversion
+                 * unit (conv_ldg's FAST): the views must be aligned, else v3 runs */
+    int px;     /* CONV_TILED: outputs per thread in units of conv_k (0: one output) */
+    int rows;   /* CONV_TILED: tile rows before halving to fit (0: 8 per output of a thread) */
+};
+
+/* K, the outputs per thread of the register-blocked versions: 8 pixels of
+ * C <= 2 channels, 4 of more. */
+static constexpr int conv_k(int c) { return c <= 2 ? 8 : 4; }
+
+static constexpr int conv_outputs(const conv_version &v, int c) { return v.px ? v.px * conv_k(c) : 1; }
+
+static constexpr int conv_tile_rows(const conv_version &v, int c) { return v.rows ? v.rows : 8 * conv_outputs(v, c); }
+
+/* tsk_family's version_names and fma, read off family F's table. */
+template <class F, class I = std::make_index_sequence<F::count>>
+struct conv_table;
+template <class F, size_t... I>
+struct conv_table<F, std::index_sequence<I...>> {
+    static constexpr const char *names[] = { F::versions[I].name... };
+    static constexpr unsigned char fma[] = { (unsigned char)F::versions[I].fma... };
+};
+
 /* ------------------------------------------------ dispatch and launch
- * Both families pick a version the same way: the launch's (or the
- * default), then v3 when a view is not aligned to whole pixels (v4 and
- * later read vectors), and their column-walk version when it takes the op,
- * else v4. The tiled versions are instantiated per channel type (T) and
- * channel count (C): F::template run<T> and F::template tiled<T, C>. */
-static inline int conv_pick_version(const tsk_family *f, const tsk_launch *l, const ts_view *src,
-                                    const ts_view *dst)
+ * A family F is a struct naming what differs between the two: args (its
+ * kernel argument, holding io), what (its name in messages), versions and
+ * count (its table), default_version, family (its tsk_family), and its
+ * functions
+ *   check(op, err)                         the op's parameters but the border
+ *   upload(op, slot, s, err)               its taps into bank `slot`
+ *   args_of(op, src, dst, slot)            the kernel argument
+ *   naive<T, CONST_TAPS>(a, s, err)        v1 and v2
+ *   tiled<T, C, K, FMA, FAST>(a, th, s, err)  a CONV_TILED version: K outputs
+ *                                          per thread, tiles th rows tall
+ *   walk(a, op, border_px, s, done, err)   the column walk, for the ops it
+ *                                          takes (*done = 1); else nothing
+ * Versions are picked the same way in both: the launch's (or the
+ * default), then v3 when a view is not aligned to whole pixels for a fast
+ * version, and the column walk when it takes the op, else v4. */
+template <class F>
+static inline int conv_pick_version(const tsk_launch *l, const ts_view *src, const ts_view *dst)
 {
-    int version = tsk_pick_version(f, l);
-    if (version >= 4 && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
+    static_assert(F::versions[2].path == CONV_TILED && !F::versions[2].fast, "v3 runs unaligned views");
+    int version = tsk_pick_version(F::family, l);
+    if (F::versions[version - 1].fast && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
     return version;
 }
 
-template <class F, class Args>
-static ts_status conv_run_type(ts_type t, const Args &a, int version, cudaStream_t s, ts_err *err)
+/* Tiled version `version` of F on T x C, as its row says: the row of that
+ * number is found at compile time, and each CONV_TILED row instantiates
+ * its own kernels. */
+template <class F, typename T, int C, int V = 1>
+static ts_status conv_run_tiled(const typename F::args &a, int version, cudaStream_t s, ts_err *err)
 {
-    switch (t) {
-    case TS_U8: return F::template run<uint8_t>(a, version, s, err);
-    case TS_U16: return F::template run<uint16_t>(a, version, s, err);
-    default: return F::template run<float>(a, version, s, err);
+    if constexpr (V > F::count) {
+        return ts_err_set(err, TS_E_ARG, "%s: version %d has no tiled kernel", F::what, version);
+    } else {
+        constexpr conv_version v = F::versions[V - 1];
+        if constexpr (v.path == CONV_TILED)
+            if (version == V)
+                return F::template tiled<T, C, conv_outputs(v, C), v.fma, v.fast>(a, conv_tile_rows(v, C), s, err);
+        return conv_run_tiled<F, T, C, V + 1>(a, version, s, err);
     }
 }
 
-template <class F, typename T, class Args>
-static ts_status conv_run_channels(const Args &a, int version, cudaStream_t s, ts_err *err)
+/* Version `version` (not the column walk) of F on channels of type T. */
+template <class F, typename T>
+static ts_status conv_run_version(const typename F::args &a, int version, cudaStream_t s, ts_err *err)
 {
-    switch (a.io.c) {
-    case 1: return F::template tiled<T, 1>(a, version, s, err);
-    case 2: return F::template tiled<T, 2>(a, version, s, err);
-    case 3: return F::template tiled<T, 3>(a, version, s, err);
-    default: return F::template tiled<T, 4>(a, version, s, err);
+    switch (F::versions[version - 1].path) {
+    case CONV_NAIVE_GLOBAL: return F::template naive<T, false>(a, s, err);
+    case CONV_NAIVE_CONST: return F::template naive<T, true>(a, s, err);
+    default: break;
     }
+    switch (a.io.c) {
+    case 1: return conv_run_tiled<F, T, 1>(a, version, s, err);
+    case 2: return conv_run_tiled<F, T, 2>(a, version, s, err);
+    case 3: return conv_run_tiled<F, T, 3>(a, version, s, err);
+    default: return conv_run_tiled<F, T, 4>(a, version, s, err);
+    }
+}
+
+template <class F>
+static ts_status conv_run_type(ts_type t, const typename F::args &a, int version, cudaStream_t s, ts_err *err)
+{
+    switch (t) {
+    case TS_U8: return conv_run_version<F, uint8_t>(a, version, s, err);
+    case TS_U16: return conv_run_version<F, uint16_t>(a, version, s, err);
+    default: return conv_run_version<F, float>(a, version, s, err);
+    }
+}
+
+/* The column walk, when it takes the op: RGBA8, no alpha pass-through, a
+ * region that is not empty, a border it can express, and an op F::walk
+ * takes. Otherwise *done = 0 and the caller runs v4. */
+template <class F>
+static ts_status conv_walk(const typename F::args &a, const tsk_op *op, ts_type type, cudaStream_t s, int *done,
+                           ts_err *err)
+{
+    uint32_t border_px = 0;
+    *done = 0;
+    if (type != TS_U8 || a.io.c != 4 || a.io.alpha || a.io.dw < 1 || a.io.dh < 1 || !cw_border_px(a.io, &border_px))
+        return TS_OK;
+    return F::walk(a, op, border_px, s, done, err);
 }
 
 /* Launch a tiled kernel with tile g over the destination region, raising
@@ -710,6 +825,43 @@ static ts_status conv_launch_tiled(void (*kernel)(Args, conv_tile), const Args &
     const dim3 grid((unsigned)((a.io.dw + g.tw - 1) / g.tw), (unsigned)((a.io.dh + g.th - 1) / g.th));
     kernel<<<grid, CONV_THREADS, g.smem, s>>>(a, g);
     return TSK_LAUNCH_CHECK(what, err);
+}
+
+/* The launcher of F (its tsk_family.apply): the op's parameters, its
+ * border and the views checked, the taps uploaded into the launch's bank,
+ * then the version picked as above. */
+template <class F>
+static ts_status conv_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
+{
+    static_assert(F::versions[3].path == CONV_TILED, "v4 runs what the column walk does not take");
+    cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
+    const int slot = l ? l->slot : 0;
+    const typename F::args a = F::args_of(op, src, dst, slot);
+    ts_status st = F::check(op, err);
+    if (st != TS_OK) return st;
+    if (a.io.border < 0 || a.io.border > TS_BORDER_CONSTANT)
+        return ts_err_set(err, TS_E_ARG, "%s: border %d", F::what, a.io.border);
+    st = conv_check_views(op, src, dst, F::what, err);
+    if (st != TS_OK) return st;
+    st = F::upload(op, slot, s, err);
+    if (st != TS_OK) return st;
+
+    int version = conv_pick_version<F>(l, src, dst);
+    if (F::versions[version - 1].path == CONV_WALK) {
+        int done = 0;
+        st = conv_walk<F>(a, op, dst->type, s, &done, err);
+        if (done) return st;
+        version = 4;
+    }
+    return conv_run_type<F>(dst->type, a, version, s, err);
+}
+
+/* F's tsk_family. */
+template <class F>
+static constexpr tsk_family conv_family()
+{
+    return tsk_family{ F::what, conv_table<F>::names, F::count, F::default_version, conv_apply<F>,
+                       conv_table<F>::fma };
 }
 
 #endif

@@ -63,20 +63,19 @@ struct sep_args {
     float cw, kw;  /* center_w, conv_w */
 };
 
-static const char *const sep_version_names[] = {
-    "v1 naive two-pass global, taps in global memory",
-    "v2 two-pass global, taps in constant memory",
-    "v3 fused smem tile + padded row sums, 1 px/thread",
-    "v4 fused smem tile, K px/thread in registers, vector io, fma",
-    "v5 v4 with exact mul+add (bit-exact)",
-    "v6 v4 with 64-row tiles",
-    "v7 v4 with 2K px/thread, 8K-row tiles",
-    "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)",
+/* The versions, row v - 1 for version v (conv_version in conv_common.cuh):
+ * name, how it runs, fused multiply-add, fast loads and stores, outputs per
+ * thread in units of K, tile rows (v7: 8 per output of a thread, 16 K). */
+static constexpr conv_version sep_versions[] = {
+    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0 },
+    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0 },
+    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32 },
+    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32 },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32 },
+    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64 },
+    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0 },
+    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0 },
 };
-/* Which of them fuse multiply-add: v4, v6, v7 and v8. */
-static const unsigned char sep_version_fma[] = { 0, 0, 0, 1, 0, 1, 1, 1 };
-static_assert(sizeof sep_version_fma == sizeof sep_version_names / sizeof sep_version_names[0],
-              "one fma flag per version");
 
 /* out = center_w * p + conv_w * t, one channel. */
 template <bool FMA>
@@ -220,18 +219,9 @@ __global__ void __launch_bounds__(CONV_THREADS) sep_fused(sep_args a, conv_tile 
 static int sep_tile(conv_tile *g, int c, int k, int tw, int th, int rx, int ry, size_t limit)
 {
     for (; th >= k && th >= 8; th /= 2) {
-        memset(g, 0, sizeof *g);
-        g->tw = tw;
-        g->th = th;
-        g->tw_log2 = conv_log2(tw);
-        g->th_log2 = conv_log2(th);
-        g->iw = tw + 2 * rx;
-        g->ih = th + 2 * ry;
-        g->pitch_s = conv_pad_floats(g->iw * c, c);
+        conv_tile_shape(g, c, tw, th, rx, ry);
         g->pitch_r = conv_pad_floats(tw * c, c);
         g->off_r = (g->ih * g->pitch_s + 3) & ~3;  /* 16-byte aligned */
-        g->iw_magic = conv_magic(g->iw);
-        g->ih_magic = conv_magic(g->ih);
         g->smem = sizeof(float) * ((size_t)g->off_r + (size_t)g->ih * (size_t)g->pitch_r);
         if (g->smem <= limit) return 1;
     }
@@ -246,35 +236,6 @@ static ts_status sep_fused_go(const sep_args &a, int th, cudaStream_t s, ts_err 
         return sep_two_pass<T, true>(a, s, err);
     return conv_launch_tiled(sep_fused<T, C, K, FMA, FAST>, a, g, s, "separable convolution", err);
 }
-
-template <typename T, int C>
-static ts_status sep_fused_version(const sep_args &a, int version, cudaStream_t s, ts_err *err)
-{
-    constexpr int K = C <= 2 ? 8 : 4;
-    switch (version) {
-    case 3: return sep_fused_go<T, C, 1, false, false>(a, 32, s, err);
-    case 4: return sep_fused_go<T, C, K, true, true>(a, 32, s, err);
-    case 5: return sep_fused_go<T, C, K, false, true>(a, 32, s, err);
-    case 6: return sep_fused_go<T, C, K, true, true>(a, 64, s, err);
-    default: return sep_fused_go<T, C, 2 * K, true, true>(a, 16 * K, s, err);
-    }
-}
-
-/* The versions by channel type and count (conv_common.cuh's dispatch). */
-struct sep_family_ops {
-    template <typename T>
-    static ts_status run(const sep_args &a, int version, cudaStream_t s, ts_err *err)
-    {
-        if (version == 1) return sep_two_pass<T, false>(a, s, err);
-        if (version == 2) return sep_two_pass<T, true>(a, s, err);
-        return conv_run_channels<sep_family_ops, T>(a, version, s, err);
-    }
-    template <typename T, int C>
-    static ts_status tiled(const sep_args &a, int version, cudaStream_t s, ts_err *err)
-    {
-        return sep_fused_version<T, C>(a, version, s, err);
-    }
-};
 
 /* ------------------------------------------------ v8: column walk, RGBA8
  * conv_common.cuh's column walk. Per row a thread makes the row sums of
@@ -328,20 +289,17 @@ static ts_status sep_walk_go(const sep_args &a, const tsk_op *op, uint32_t borde
         k.kx[i] = op->u.sep.kx[i] / 255.0f;
         k.ky[i] = op->u.sep.ky[i];
     }
-    const dim3 grid((unsigned)((a.io.dw + CW_THREADS - 1) / CW_THREADS), (unsigned)((a.io.dh + CW_ROWS - 1) / CW_ROWS));
-    sep_walk<N, D><<<grid, CW_THREADS, 0, s>>>(a.io, k, border_px);
+    sep_walk<N, D><<<cw_grid(a.io), CW_THREADS, 0, s>>>(a.io, k, border_px);
     return TSK_LAUNCH_CHECK("separable convolution (column walk)", err);
 }
 
-/* v8 when the op and views are ones it handles: *done = 1 and the status;
- * otherwise *done = 0 and the caller runs v4. */
-static ts_status sep_walk_version(const sep_args &a, const tsk_op *op, ts_type type, cudaStream_t s, int *done,
+/* v8 for the RGBA8 views conv_walk lets through, when it takes the op
+ * (gauss or box: centre weight 0, conv weight 1; nx = ny in 3..15): *done
+ * = 1 and the status; otherwise *done stays 0 and the caller runs v4. */
+static ts_status sep_walk_version(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
                                   ts_err *err)
 {
-    uint32_t border_px = 0;
-    *done = 0;
-    if (type != TS_U8 || a.io.c != 4 || a.io.alpha || a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny ||
-        a.io.dw < 1 || a.io.dh < 1 || !cw_border_px(a.io, &border_px))
+    if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
         return TS_OK;
     *done = 1;
     switch (a.nx) {
@@ -358,57 +316,53 @@ static ts_status sep_walk_version(const sep_args &a, const tsk_op *op, ts_type t
 
 /* ------------------------------------------------------------- launcher */
 
-static conv_bank_cache<sep_bank> sep_cache[TSK_SLOTS];
-
 static ts_status sep_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *err)
 {
     sep_bank b;
     memset(&b, 0, sizeof b);
     memcpy(b.kx, op->u.sep.kx, sizeof(float) * (size_t)op->u.sep.nx);
     memcpy(b.ky, op->u.sep.ky, sizeof(float) * (size_t)op->u.sep.ny);
-    return conv_upload_bank(sep_cache, c_sep_bank, g_sep_bank, b, slot, s, "separable convolution", err);
+    return conv_upload_bank(c_sep_bank, g_sep_bank, b, slot, s, "separable convolution", err);
 }
 
-static ts_status sep_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
+static ts_status sep_check(const tsk_op *op, ts_err *err)
 {
     const char *what = "separable convolution";
     const int nx = op->u.sep.nx, ny = op->u.sep.ny;
     if (nx < 1 || ny < 1 || nx > TSK_MAX_SEP_TAPS || ny > TSK_MAX_SEP_TAPS || nx % 2 == 0 || ny % 2 == 0)
         return ts_err_set(err, TS_E_ARG, "%s: %dx%d taps (odd, at most %d)", what, nx, ny, TSK_MAX_SEP_TAPS);
-    if ((int)op->u.sep.border < 0 || (int)op->u.sep.border > TS_BORDER_CONSTANT)
-        return ts_err_set(err, TS_E_ARG, "%s: border %d", what, (int)op->u.sep.border);
-    ts_status st = conv_check_views(op, src, dst, what, err);
-    if (st != TS_OK) return st;
+    return TS_OK;
+}
 
-    cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
-    const int slot = l ? l->slot : 0;
-    st = sep_upload(op, slot, s, err);
-    if (st != TS_OK) return st;
-
+static sep_args sep_args_of(const tsk_op *op, const ts_view *src, ts_view *dst, int slot)
+{
     sep_args a;
     a.io = conv_io_of(src, dst, (int)op->u.sep.border, op->u.sep.border_value, op->alpha_passthrough);
     a.slot = slot;
-    a.nx = nx;
-    a.ny = ny;
+    a.nx = op->u.sep.nx;
+    a.ny = op->u.sep.ny;
     a.cw = op->u.sep.center_w;
     a.kw = op->u.sep.conv_w;
-    int version = conv_pick_version(&tsk_family_conv_sep, l, src, dst);
-    if (version == 8) {
-        int done = 0;
-        st = sep_walk_version(a, op, dst->type, s, &done, err);
-        if (done) return st;
-        version = 4;
-    }
-    return conv_run_type<sep_family_ops>(dst->type, a, version, s, err);
+    return a;
 }
 
-extern "C" const tsk_family tsk_family_conv_sep = {
-    "separable convolution",
-    sep_version_names,
-    (int)(sizeof sep_version_names / sizeof sep_version_names[0]),
+/* The family for conv_apply (conv_common.cuh). */
+struct sep_family {
+    typedef sep_args args;
+    static constexpr const char *what = "separable convolution";
+    static constexpr const conv_version *versions = sep_versions;
+    static constexpr int count = (int)(sizeof sep_versions / sizeof sep_versions[0]);
     /* the fastest measured at 5 and 15 taps (docs/PERFORMANCE.md); cases
      * it does not take run v4, the next best */
-    8,
-    sep_apply,
-    sep_version_fma,
+    static constexpr int default_version = 8;
+    static constexpr const tsk_family *family = &tsk_family_conv_sep;
+    static constexpr auto check = sep_check;
+    static constexpr auto upload = sep_upload;
+    static constexpr auto args_of = sep_args_of;
+    template <typename T, bool CONST_TAPS> static constexpr auto naive = sep_two_pass<T, CONST_TAPS>;
+    template <typename T, int C, int K, bool FMA, bool FAST>
+    static constexpr auto tiled = sep_fused_go<T, C, K, FMA, FAST>;
+    static constexpr auto walk = sep_walk_version;
 };
+
+extern "C" const tsk_family tsk_family_conv_sep = conv_family<sep_family>();

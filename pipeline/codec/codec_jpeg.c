@@ -53,7 +53,7 @@ typedef struct jpeg_job {
     const ts_load_limits *lim;
     const ts_allocator *alloc;
     ts_image *img;
-    ts_image_info *probe;
+    ts_image_info *probe;           /* header reads: what the header says */
     /* writing */
     struct jpeg_compress_struct cw;
     const ts_image *src;
@@ -209,7 +209,17 @@ static void jpeg_read_header_and_markers(jpeg_job *job)
     jpeg_read_header(d, TRUE);
 }
 
-static void jpeg_probe_body(jpeg_job *job)
+/* What the header says of the file, beside its size: into info. */
+static void jpeg_describe(const struct jpeg_decompress_struct *d, ts_image_info *info)
+{
+    info->type = TS_U8;
+    info->bit_depth = d->data_precision;
+    info->format = TS_FMT_JPEG;
+    info->progressive = d->progressive_mode ? 1 : 0;
+    info->color = jpeg_color_name(d->jpeg_color_space);
+}
+
+static ts_status jpeg_probe_body(jpeg_job *job, ts_err *err)
 {
     struct jpeg_decompress_struct *d = &job->d;
     ts_image_info *info = job->probe;
@@ -217,18 +227,15 @@ static void jpeg_probe_body(jpeg_job *job)
     info->w = (int)d->image_width;
     info->h = (int)d->image_height;
     info->c = d->jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
-    info->type = TS_U8;
-    info->bit_depth = d->data_precision;
-    info->format = TS_FMT_JPEG;
+    jpeg_describe(d, info);
     info->orientation = jpeg_orientation(d);
-    info->progressive = d->progressive_mode ? 1 : 0;
-    info->color = jpeg_color_name(d->jpeg_color_space);
     JOCTET *icc = NULL;
     unsigned int icc_len = 0;
     if (jpeg_read_icc_profile(d, &icc, &icc_len)) {
         info->icc_len = icc_len;
         free(icc);
     }
+    return TS_OK;
 }
 
 /* One CMYK row to RGB. Adobe files store inverted values (k' = 255 - k),
@@ -325,16 +332,39 @@ static ts_status jpeg_check_size(jpeg_job *job, int c, ts_err *err)
     return st;
 }
 
-static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
+/* Grey stays grey, CMYK and YCCK come out as CMYK (jpeg_read_rows makes
+ * RGB of it), the rest as RGB. */
+static void jpeg_set_out_color_space(struct jpeg_decompress_struct *d)
 {
-    struct jpeg_decompress_struct *d = &job->d;
-    jpeg_read_header_and_markers(job);
     if (d->jpeg_color_space == JCS_GRAYSCALE)
         d->out_color_space = JCS_GRAYSCALE;
     else if (jpeg_is_cmyk(d))
         d->out_color_space = JCS_CMYK;
     else
         d->out_color_space = JCS_RGB;
+}
+
+/* The ICC profile, the orientation, the EXIF block and the XMP packet into
+ * job->img. */
+static ts_status jpeg_keep_metadata(jpeg_job *job, ts_err *err)
+{
+    JOCTET *icc = NULL;
+    unsigned int icc_len = 0;
+    if (jpeg_read_icc_profile(&job->d, &icc, &icc_len) && icc) {
+        job->img->icc = icc;
+        job->img->icc_len = icc_len;
+    }
+    job->img->orientation = jpeg_orientation(&job->d);
+    if (jpeg_copy_metadata(job) != TS_OK)
+        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the EXIF and XMP data", job->path);
+    return TS_OK;
+}
+
+static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
+{
+    struct jpeg_decompress_struct *d = &job->d;
+    jpeg_read_header_and_markers(job);
+    jpeg_set_out_color_space(d);
     if (job->lim->scale_denom > 1) {
         /* DCT scaling: libjpeg-turbo's reduced-size IDCT, ceil(w / denom) wide */
         d->scale_num = 1;
@@ -353,16 +383,9 @@ static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
                         TS_U8, job->lim->max_pixels, job->alloc, &why);
     if (st != TS_OK)
         return ts_err_set(err, st, "%s: %s", job->path, why.msg);
-
-    JOCTET *icc = NULL;
-    unsigned int icc_len = 0;
-    if (jpeg_read_icc_profile(d, &icc, &icc_len) && icc) {
-        job->img->icc = icc;
-        job->img->icc_len = icc_len;
-    }
-    job->img->orientation = jpeg_orientation(d);
-    if (jpeg_copy_metadata(job) != TS_OK)
-        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the EXIF and XMP data", job->path);
+    st = jpeg_keep_metadata(job, err);
+    if (st != TS_OK)
+        return st;
 
     jpeg_start_decompress(d);
     jpeg_read_rows(job);
@@ -370,116 +393,92 @@ static ts_status jpeg_load_body(jpeg_job *job, ts_err *err)
     return TS_OK;
 }
 
-/* Even creating the decompressor can fail (out of memory), so it happens
- * after setjmp; jpeg_destroy copes with a half-made struct. */
-static void jpeg_start_reader(jpeg_job *job)
+/* ------------------------------------------------------- header only
+ * For decoders that take the pixels elsewhere (nvJPEG): the limits checked
+ * as ts_jpeg_load checks them, and the metadata kept in meta (orientation,
+ * ICC, EXIF, XMP; no pixels). */
+
+static ts_status jpeg_header_body(jpeg_job *job, ts_err *err)
 {
+    struct jpeg_decompress_struct *d = &job->d;
+    ts_image_info *info = job->probe;
+    jpeg_read_header_and_markers(job);
+    jpeg_set_out_color_space(d);
+    jpeg_calc_output_dimensions(d);
+    info->w = (int)d->output_width;
+    info->h = (int)d->output_height;
+    info->c = d->out_color_space == JCS_GRAYSCALE ? 1 : 3;
+    jpeg_describe(d, info);
+    ts_status st = jpeg_check_size(job, info->c, err);
+    if (st != TS_OK)
+        return st;
+    st = jpeg_keep_metadata(job, err);
+    info->icc_len = job->img->icc_len;
+    info->orientation = job->img->orientation;
+    return st;
+}
+
+/* ------------------------------------------------------------- readers */
+
+/* What one read takes besides the file: body reads it under the guard. */
+typedef struct jpeg_reader {
+    ts_status (*body)(jpeg_job *job, ts_err *err);
+    const ts_load_limits *lim;      /* NULL for the probe, which checks none */
+    const ts_allocator *alloc;
+    ts_image *img;                  /* what body fills, if anything; freed when the read fails */
+    ts_image_info *info;            /* what the header says, for header reads */
+    int probing;                    /* header only: only the end of the file is fatal */
+} jpeg_reader;
+
+/* The readers' one call of setjmp (jpeg_guarded_write is the writer's).
+ * Even creating the decompressor can fail (out of memory), so it happens
+ * after setjmp; jpeg_destroy copes with a half-made struct. */
+static ts_status jpeg_guarded_read(jpeg_job *job, ts_status (*body)(jpeg_job *, ts_err *), ts_err *err)
+{
+    if (setjmp(job->jump))
+        return jpeg_read_error(job, err);
     job->d.err = &job->jerr;
     jpeg_create_decompress(&job->d);
     job->d.progress = &job->progress;
+    return body(job, err);
 }
 
-/* The only functions that call setjmp. */
-static ts_status jpeg_guarded_load(jpeg_job *job, ts_err *err)
-{
-    if (setjmp(job->jump))
-        return jpeg_read_error(job, err);
-    jpeg_start_reader(job);
-    return jpeg_load_body(job, err);
-}
-
-static ts_status jpeg_guarded_probe(jpeg_job *job, ts_err *err)
-{
-    if (setjmp(job->jump))
-        return jpeg_read_error(job, err);
-    jpeg_start_reader(job);
-    jpeg_probe_body(job);
-    return TS_OK;
-}
-
-ts_status ts_jpeg_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err)
+/* Every read: the job on the heap (libjpeg's structs and the jump buffer
+ * are large), its error manager and limits, the body under the guard, and
+ * the decompressor destroyed however it ended. */
+static ts_status jpeg_read(FILE *f, const char *path, const jpeg_reader *r, ts_err *err)
 {
     jpeg_job *job = malloc(sizeof *job);
     if (!job)
         return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG decoder", path);
     jpeg_job_init(job, f, path);
-    memset(info, 0, sizeof *info);
-    job->probe = info;
-    job->probing = 1;
-    ts_status st = jpeg_guarded_probe(job, err);
+    job->lim = r->lim;
+    job->accept_damaged = r->lim ? r->lim->accept_damaged : 0;
+    job->alloc = r->alloc;
+    job->img = r->img;
+    job->probe = r->info;
+    job->probing = r->probing;
+    ts_status st = jpeg_guarded_read(job, r->body, err);
     jpeg_destroy_decompress(&job->d);
     free(job);
+    if (st != TS_OK && r->img)
+        ts_image_free(r->img);
     return st;
+}
+
+ts_status ts_jpeg_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err)
+{
+    memset(info, 0, sizeof *info);
+    jpeg_reader r = { .body = jpeg_probe_body, .info = info, .probing = 1 };
+    return jpeg_read(f, path, &r, err);
 }
 
 ts_status ts_jpeg_load(FILE *f, const char *path, const ts_load_limits *lim,
                        const ts_allocator *a, ts_image *img, ts_err *err)
 {
     memset(img, 0, sizeof *img);
-    jpeg_job *job = malloc(sizeof *job);
-    if (!job)
-        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG decoder", path);
-    jpeg_job_init(job, f, path);
-    job->lim = lim;
-    job->accept_damaged = lim->accept_damaged;
-    job->alloc = a;
-    job->img = img;
-    ts_status st = jpeg_guarded_load(job, err);
-    jpeg_destroy_decompress(&job->d);
-    free(job);
-    if (st != TS_OK)
-        ts_image_free(img);
-    return st;
-}
-
-/* ------------------------------------------------------- header only
- * For decoders that take the pixels elsewhere (nvJPEG): the limits checked
- * as ts_jpeg_load checks them, and the metadata kept in meta (orientation,
- * ICC, EXIF, XMP; no pixels). */
-
-static void jpeg_header_body(jpeg_job *job, ts_image_info *info, ts_err *err)
-{
-    struct jpeg_decompress_struct *d = &job->d;
-    jpeg_read_header_and_markers(job);
-    d->out_color_space = d->jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
-    if (jpeg_is_cmyk(d))
-        d->out_color_space = JCS_CMYK;
-    jpeg_calc_output_dimensions(d);
-    info->w = (int)d->output_width;
-    info->h = (int)d->output_height;
-    info->c = d->out_color_space == JCS_GRAYSCALE ? 1 : 3;
-    info->type = TS_U8;
-    info->bit_depth = d->data_precision;
-    info->format = TS_FMT_JPEG;
-    info->progressive = d->progressive_mode ? 1 : 0;
-    info->color = jpeg_color_name(d->jpeg_color_space);
-    ts_status st = jpeg_check_size(job, info->c, err);
-    if (st != TS_OK) {
-        job->status = st;
-        return;
-    }
-    /* job->status stays what a libjpeg error jump means; OK only at the end */
-    JOCTET *icc = NULL;
-    unsigned int icc_len = 0;
-    if (jpeg_read_icc_profile(d, &icc, &icc_len) && icc) {
-        job->img->icc = icc;
-        job->img->icc_len = icc_len;
-        info->icc_len = icc_len;
-    }
-    job->img->orientation = info->orientation = jpeg_orientation(d);
-    if (jpeg_copy_metadata(job) != TS_OK)
-        job->status = ts_err_set(err, TS_E_NOMEM, "%s: out of memory for the EXIF and XMP data", job->path);
-    else
-        job->status = TS_OK;
-}
-
-static ts_status jpeg_guarded_header(jpeg_job *job, ts_image_info *info, ts_err *err)
-{
-    if (setjmp(job->jump))
-        return jpeg_read_error(job, err);
-    jpeg_start_reader(job);
-    jpeg_header_body(job, info, err);
-    return job->status;
+    jpeg_reader r = { .body = jpeg_load_body, .lim = lim, .alloc = a, .img = img };
+    return jpeg_read(f, path, &r, err);
 }
 
 ts_status ts_jpeg_load_header(FILE *f, const char *path, const ts_load_limits *lim, ts_image *meta,
@@ -487,20 +486,9 @@ ts_status ts_jpeg_load_header(FILE *f, const char *path, const ts_load_limits *l
 {
     memset(meta, 0, sizeof *meta);
     memset(info, 0, sizeof *info);
-    jpeg_job *job = malloc(sizeof *job);
-    if (!job)
-        return ts_err_set(err, TS_E_NOMEM, "%s: out of memory starting the JPEG decoder", path);
-    jpeg_job_init(job, f, path);
-    job->lim = lim;
-    job->accept_damaged = lim->accept_damaged;
-    job->img = meta;
-    job->probing = 1;   /* the header only: warnings about the data come with the decode */
-    ts_status st = jpeg_guarded_header(job, info, err);
-    jpeg_destroy_decompress(&job->d);
-    free(job);
-    if (st != TS_OK)
-        ts_image_free(meta);
-    return st;
+    /* the header only: warnings about the data come with the decode */
+    jpeg_reader r = { .body = jpeg_header_body, .lim = lim, .img = meta, .info = info, .probing = 1 };
+    return jpeg_read(f, path, &r, err);
 }
 
 /* ------------------------------------------------------------- writing */
