@@ -21,6 +21,14 @@ ts_status tsk_cpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
  * it runs the reference). For tests and the bench. */
 int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src);
 
+/* Whether the fast versions written for AVX2 (point and transpose ops)
+ * may run where the CPU has AVX2: 1, the default, or 0 for the versions
+ * every x86-64 CPU runs. For tests, which check both against the
+ * reference, and benchmarks; set it while no op is running. Returns the
+ * previous setting. (Loops compiled once per instruction set for the
+ * loader to pick from are not affected.) */
+int tsk_cpu_allow_avx2(int allow);
+
 #ifdef __cplusplus
 }
 #endif
