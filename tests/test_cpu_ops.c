@@ -1,7 +1,8 @@
 /* test_cpu_ops.c - the fast CPU ops (kernels/cpu_*.c) against the
  * reference, byte for byte: every kernel op, every type, channel count and
  * border mode, odd sizes, regions inside the image with a source of exactly
- * tsk_need(), images wider than one band; matrices on every row length
+ * tsk_need(), images wider than one band; every orientation code and pixel
+ * size on sizes around the transposes' blocks, matrices on every row length
  * up to a few vectors and with coefficients that overflow. Nothing is
  * written outside the output's rows (the padding after them stays as it
  * was). Where the CPU has AVX2 all of it runs twice: with the AVX2 versions
@@ -192,6 +193,29 @@ static void test_transpose_blocks(void)
     }
 }
 
+/* Every orientation code and pixel size (1 to 16 bytes: c = 1..4 of each
+ * type) on sizes below, at and past the transposes' blocks (16x16 pixels
+ * of one byte, 8x8 of 2 to 4, 4x4 of 6 and 8; the AVX2 blocks of 3- and
+ * 6-byte pixels write 8 bytes past a row's block where the rest of the row
+ * follows) and the row reversals' groups (up to 32 pixels), whole images
+ * and regions. */
+static void test_orient_sizes(void)
+{
+    static const int sizes[] = { 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 15, 16, 17, 19, 24, 31, 32, 33, 35, 40, 47, 67 };
+    enum { NS = sizeof sizes / sizeof sizes[0] };
+    for (int code = 1; code <= 8; code++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int c = 1; c <= 4; c++)
+                for (int trial = 0; trial < 6; trial++) {
+                    tsk_op op;
+                    memset(&op, 0, sizeof op);
+                    op.kind = TSK_ORIENT;
+                    op.u.orient.code = code;
+                    int w = sizes[tref_randint(0, NS - 1)], h = sizes[tref_randint(0, NS - 1)];
+                    check_case(&op, w, h, c, TYPES[ti], trial < 3);
+                }
+}
+
 /* RGB(A) matrices on integers row by row: every width up to 40 pixels
  * (vectors of 8, with and without a tail; the last 8 of a row stored
  * exactly), and coefficients whose sums reach 2^30 and beyond, infinity
@@ -379,6 +403,7 @@ static void test_ops(void)
         for (int rep = 0; rep < 3; rep++) test_small();
         test_wide();
         test_transpose_blocks();
+        test_orient_sizes();
         test_matrix_rows();
     }
     tsk_cpu_allow_avx2(1);
