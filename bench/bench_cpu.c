@@ -251,6 +251,8 @@ static void bench_lines(cpu_bench *b)
     bench_op(b, "transpose", op);
     op->u.orient.code = 6;
     bench_op(b, "rot90", op);
+    op->u.orient.code = 2;
+    bench_op(b, "flip", op);
     memset(op, 0, sizeof *op);
     op->kind = TSK_MATRIX;
     memcpy(op->u.matrix.m, sepia, sizeof sepia);
