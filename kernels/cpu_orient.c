@@ -100,13 +100,13 @@ static void copy_block(const tsk_op *op, const ts_view *src, ts_view *dst, int x
 
 /* ------------------------------------------------------ transpose blocks */
 
-/* One block of B x B pixels: source row k (k < B) starts at s + k * ss and
- * holds B pixels in ascending order; output row j starts at d + j * ds and
- * receives pixel j of every source row, in the order of k. room: the 8
- * bytes after each output row's B pixels may be overwritten (the caller
- * writes them again later), so 3- and 6-byte rows are stored as one
- * 32-byte store instead of two. */
-typedef void block_fn(const unsigned char *s, ptrdiff_t ss, unsigned char *d, ptrdiff_t ds, int room);
+/* The block movers, blockN_ISA(s, ss, d, ds, room) for N-byte pixels,
+ * move one block of B x B pixels: source row k (k < B) starts at
+ * s + k * ss and holds B pixels in ascending order; output row j starts at
+ * d + j * ds and receives pixel j of every source row, in the order of k.
+ * room: the 8 bytes after each output row's B pixels may be overwritten
+ * (the caller writes them again later), so 3- and 6-byte rows are stored
+ * as one 32-byte store instead of two. */
 
 #if CPU_X86
 /* One round of the perfect shuffle on n rows of 16 bytes: row i and row

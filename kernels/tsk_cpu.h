@@ -5,7 +5,9 @@
  * maths in the same order, only arranged so that the compiler vectorises
  * it (rows converted to float once, borders materialised outside the inner
  * loops, a row pass and a column pass over a ring of rows, copies without
- * a float round trip). Cases without a fast version run the reference. */
+ * a float round trip) or written with vector intrinsics (the colour matrix
+ * on 8-bit RGB(A), transposes and flips). Cases without a fast version run
+ * the reference. */
 #ifndef TSK_CPU_H
 #define TSK_CPU_H
 
