@@ -3,7 +3,11 @@
  * memcpy of the same buffer on as many threads: the CPU's copy bound.
  *
  * Method as in `bench kernels`: random data, a warm-up run, then the median
- * of `reps` runs (wall clock). Work is cut into strips of whole output rows
+ * of `reps` runs (wall clock). On one thread the median CPU time of the
+ * calling thread is reported too ("cpu ms", and "% cpu": GB/s by CPU time
+ * against memcpy's by CPU time): on a shared machine the wall clock also
+ * counts the time other processes held the core, the CPU time does not.
+ * Work is cut into strips of whole output rows
  * as the CPU executor cuts an image, run on a pool of the given threads.
  * Bytes are what an op must move at least: each input pixel read once and
  * each output pixel written once; "% copy" compares GB/s with memcpy's on
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { CB_DEFAULT_REPS = 5, CB_MAX_REPS = 1000, CB_C = 3 };
@@ -30,7 +35,9 @@ typedef struct cpu_bench {
     unsigned char *in, *out;  /* in: w x h RGB8; out: room for the largest output */
     size_t out_bytes;
     double copy_gbps[2];      /* memcpy on 1 thread, on all */
-    double *times;
+    double copy_cpu_gbps;     /* memcpy on 1 thread, by CPU time */
+    double *times, *cpu_times;
+    double cpu_ms;            /* of the last time_work on the calling thread, else 0 */
     bench_text json;
     int lines;
 } cpu_bench;
@@ -49,33 +56,62 @@ typedef struct cb_work {
     ts_pool *pool;
 } cb_work;
 
-/* Warm up once, then the median of reps runs, in ms. */
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Warm up once, then the median of reps runs, in ms; without a pool the
+ * work runs on this thread, and b->cpu_ms is its median CPU time. */
 static double time_work(cpu_bench *b, const cb_work *wk)
 {
     ts_pool_run(wk->pool, wk->n, wk->task, wk->ctx);
     for (int r = 0; r < b->reps; r++) {
-        double t0 = ts_now();
+        double t0 = ts_now(), c0 = thread_cpu_s();
         ts_pool_run(wk->pool, wk->n, wk->task, wk->ctx);
+        b->cpu_times[r] = (thread_cpu_s() - c0) * 1e3;
         b->times[r] = (ts_now() - t0) * 1e3;
     }
-    qsort(b->times, (size_t)b->reps, sizeof b->times[0], cmp_double);
-    return b->reps % 2 ? b->times[b->reps / 2] : 0.5 * (b->times[b->reps / 2 - 1] + b->times[b->reps / 2]);
+    b->cpu_ms = wk->pool ? 0.0 : median(b->cpu_times, b->reps);
+    return median(b->times, b->reps);
 }
 
 static void json_line(cpu_bench *b, const char *op, const char *variant, int threads, double ms, double gbps,
                       double mpps, double pct)
 {
     bench_text_add(&b->json, "%s\n    {\"op\": \"%s\", \"version\": \"%s\", \"threads\": %d, \"ms\": %.4f, \"gbps\": %.3f, "
-           "\"mpps\": %.2f, \"pct_copy\": %.2f}", b->lines++ ? "," : "", op, variant, threads, ms, gbps, mpps, pct);
+           "\"mpps\": %.2f, \"pct_copy\": %.2f", b->lines++ ? "," : "", op, variant, threads, ms, gbps, mpps, pct);
+    if (b->cpu_ms > 0) {
+        double cpu_gbps = gbps * ms / b->cpu_ms;
+        bench_text_add(&b->json, ", \"cpu_ms\": %.4f, \"cpu_mpps\": %.2f, \"cpu_pct_copy\": %.2f", b->cpu_ms,
+                       mpps * ms / b->cpu_ms, b->copy_cpu_gbps > 0 ? 100.0 * cpu_gbps / b->copy_cpu_gbps : 100.0);
+    }
+    bench_text_add(&b->json, "}");
 }
 
+/* b->cpu_ms is that of the same runs (0: not measured, several threads). */
 static void report(cpu_bench *b, const char *op, const char *variant, int threads, double ms, double bytes,
                    double out_px)
 {
     double gbps = bytes / (ms * 1e6), mpps = out_px / (ms * 1e3);
     double copy = b->copy_gbps[threads > 1];
     double pct = copy > 0 ? 100.0 * gbps / copy : 100.0;
-    bench_say(b->opts, "%-12s %-66s %9.3f %9.2f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
+    if (b->cpu_ms > 0) {
+        double cpu_gbps = bytes / (b->cpu_ms * 1e6);
+        bench_say(b->opts, "%-12s %-66s %9.3f %9.2f %10.1f %7.1f %9.3f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct,
+                  b->cpu_ms, out_px / (b->cpu_ms * 1e3),
+                  b->copy_cpu_gbps > 0 ? 100.0 * cpu_gbps / b->copy_cpu_gbps : 100.0);
+    } else {
+        bench_say(b->opts, "%-12s %-66s %9.3f %9.2f %10.1f %7.1f", op, variant, ms, gbps, mpps, pct);
+    }
     json_line(b, op, variant, threads, ms, gbps, mpps, pct);
 }
 
@@ -102,6 +138,7 @@ static void bench_copy(cpu_bench *b)
         char variant[96];
         snprintf(variant, sizeof variant, "memcpy, %d thread%s", threads, threads > 1 ? "s" : "");
         b->copy_gbps[k] = 2.0 * (double)bytes / (ms * 1e6);
+        if (!k) b->copy_cpu_gbps = b->cpu_ms > 0 ? 2.0 * (double)bytes / (b->cpu_ms * 1e6) : 0.0;
         report(b, "copy", variant, threads, ms, 2.0 * (double)bytes, (double)b->w * b->h);
     }
 }
@@ -198,6 +235,8 @@ static void bench_lines(cpu_bench *b)
     bench_op(b, "transpose", op);
     op->u.orient.code = 6;
     bench_op(b, "rot90", op);
+    op->u.orient.code = 2;
+    bench_op(b, "flip", op);
     memset(op, 0, sizeof *op);
     op->kind = TSK_MATRIX;
     memcpy(op->u.matrix.m, sepia, sizeof sepia);
@@ -275,6 +314,7 @@ static void bench_chain(cpu_bench *b, const char *text)
         cb_work wk = { chain_task, &c, 1, NULL }; /* one call; its tiles go to c.pool */
         double ms = time_work(b, &wk);
         char variant[96];
+        if (k) b->cpu_ms = 0.0; /* the work ran on the pool's threads */
         if (c.failed) break;
         if (!k) one_ms = ms;
         if (k) snprintf(variant, sizeof variant, "%s, %d threads (%.1fx)", text, threads, one_ms / ms);
@@ -312,14 +352,16 @@ ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_e
     b.in = malloc(in_bytes);
     b.out = malloc(b.out_bytes);
     b.times = calloc((size_t)b.reps, sizeof *b.times);
+    b.cpu_times = calloc((size_t)b.reps, sizeof *b.cpu_times);
     ts_status st = TS_OK;
-    if (!b.pool || !b.in || !b.out || !b.times) st = ts_err_set(err, TS_E_NOMEM, "bench cpu: %zu bytes of buffers", 2 * in_bytes);
+    if (!b.pool || !b.in || !b.out || !b.times || !b.cpu_times) st = ts_err_set(err, TS_E_NOMEM, "bench cpu: %zu bytes of buffers", 2 * in_bytes);
     if (st == TS_OK) {
         fill_random(b.in, in_bytes);
         memset(b.out, 0x5A, b.out_bytes);
         bench_say(b.opts, "CPU ops on %dx%d RGB8, 1 and %d threads, median of %d runs; bytes = read + written once; "
                   "%% copy = GB/s against memcpy on as many threads", b.w, b.h, b.threads, b.reps);
-        bench_say(b.opts, "%-12s %-66s %9s %9s %10s %7s", "op", "version", "ms", "GB/s", "MP/s", "% copy");
+        bench_say(b.opts, "%-12s %-66s %9s %9s %10s %7s %9s %10s %7s", "op", "version", "ms", "GB/s", "MP/s", "% copy",
+                  "cpu ms", "cpu MP/s", "% cpu");
         bench_text_add(&b.json, "{\n  \"w\": %d, \"h\": %d, \"channels\": %d, \"threads\": %d, \"reps\": %d,\n  \"lines\": [",
                b.w, b.h, CB_C, b.threads, b.reps);
         bench_copy(&b);
@@ -333,6 +375,7 @@ ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_e
     free(b.in);
     free(b.out);
     free(b.times);
+    free(b.cpu_times);
     ts_pool_free(b.pool);
     return st;
 }

@@ -29,6 +29,24 @@ CPU_HOT void cpu_store_row(unsigned char *p, ts_type t, const float *in, size_t 
     }
 }
 
+static int avx2_allowed = 1;
+
+int tsk_cpu_allow_avx2(int allow)
+{
+    int was = avx2_allowed;
+    avx2_allowed = allow != 0;
+    return was;
+}
+
+int cpu_has_avx2(void)
+{
+#if CPU_X86
+    return avx2_allowed && __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
 static int holds(const ts_view *v, ts_rect r)
 {
     if (r.w <= 0 || r.h <= 0) return 1;

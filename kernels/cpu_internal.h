@@ -22,6 +22,22 @@
 #define CPU_HOT
 #endif
 
+/* Loops written with x86 intrinsics: each such function is compiled for
+ * its own instruction set (the target attribute) and called only where
+ * the CPU has it (cpu_has_avx2), so the files still build for, and run
+ * on, the baseline. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define CPU_X86 1
+#define CPU_AVX2 __attribute__((target("avx2")))
+#include <immintrin.h>
+#else
+#define CPU_X86 0
+#endif
+
+/* 1 when the AVX2 versions may run: the CPU has AVX2 and
+ * tsk_cpu_allow_avx2 has not turned them off. */
+int cpu_has_avx2(void);
+
 /* ts_round_sat (ts_pixel.h) without branches, same values: NaN and
  * x <= 0 give 0, x >= maxv gives maxv, else (int)(x + 0.5). */
 static inline int cpu_round_sat(float x, float maxv)

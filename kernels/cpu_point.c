@@ -3,9 +3,12 @@
  * the reference's per-pixel formula runs over it in the same order (the
  * loops are specialised by channel count so that they vectorise), and the
  * row is rounded back. Ops that leave every value as it is (no alpha for
- * premultiply, an identity matrix on integers) copy bytes. */
+ * premultiply, an identity matrix on integers) copy bytes. The matrix on
+ * RGB8 and RGBA8 has AVX2 versions that go from bytes to bytes 8 pixels at
+ * a time, with the same float operations. */
 #include "cpu_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* Rows of floats reused across the rows of one call. */
@@ -59,6 +62,131 @@ static CPU_HOT void matrix_rgb_u8(const float *m, int c, const unsigned char *re
         }
     }
 }
+
+#if CPU_X86
+/* The same with AVX2, 8 pixels at a time: the bytes of each channel are
+ * spread to 32-bit lanes by a byte shuffle and converted to float, the
+ * reference's products and sums run in its order (no fused multiply-add),
+ * and then cpu_round_sat's steps: max 0, min 255, + 0.5, truncate. The
+ * same float operations as the scalar loop, so the same bytes.
+ *
+ * When no sum can reach 2^30 in magnitude (every matrix a user is likely
+ * to write: the bound is checked per op), the max and min are left out
+ * and the truncated integers saturate as they are packed to bytes
+ * instead: below 0 they give 0, as the max would (x in (-0.5, 0] adds up
+ * to at most 0.5 and truncates to 0), at or above 255 they give 255, and
+ * in between nothing differs. Finite inputs and such a bound leave no NaN
+ * or infinity. */
+enum { Z = -128 }; /* a byte shuffle's index for a zero byte */
+
+typedef struct mat8 { float k[9], bias[3], maxv; int bounded; } mat8;
+
+static void mat8_init(mat8 *q, const float *m, float maxv)
+{
+    float most = 0.0f;
+    for (int i = 0; i < 3; i++) {
+        float b = m[4 * i + 3] * maxv, sum = fabsf(b);
+        for (int j = 0; j < 3; j++) {
+            q->k[3 * i + j] = m[4 * i + j];
+            sum += fabsf(m[4 * i + j]) * maxv;
+        }
+        q->bias[i] = b;
+        most = sum > most || sum != sum ? sum : most; /* NaN stays */
+    }
+    q->maxv = maxv;
+    q->bounded = most < 1073741824.0f; /* false for NaN and infinity */
+}
+
+/* mat8 in registers. */
+typedef struct mat8v { __m256 k[9], bias[3], top; int bounded; } mat8v;
+
+static CPU_AVX2 inline mat8v mat8_load(const mat8 *q)
+{
+    mat8v v;
+    for (int i = 0; i < 9; i++) v.k[i] = _mm256_set1_ps(q->k[i]);
+    for (int i = 0; i < 3; i++) v.bias[i] = _mm256_set1_ps(q->bias[i]);
+    v.top = _mm256_set1_ps(q->maxv);
+    v.bounded = q->bounded;
+    return v;
+}
+
+/* The three output channels of 8 pixels as rounded 32-bit integers (not
+ * yet saturated when q->bounded). */
+static CPU_AVX2 inline void mat8_run(const mat8v *q, __m256i r8, __m256i g8, __m256i b8, __m256i *out)
+{
+    const __m256 zero = _mm256_setzero_ps(), half = _mm256_set1_ps(0.5f);
+    __m256 r = _mm256_cvtepi32_ps(r8), g = _mm256_cvtepi32_ps(g8), b = _mm256_cvtepi32_ps(b8);
+    for (int i = 0; i < 3; i++) {
+        __m256 x = _mm256_add_ps(_mm256_mul_ps(q->k[3 * i], r), _mm256_mul_ps(q->k[3 * i + 1], g));
+        x = _mm256_add_ps(x, _mm256_mul_ps(q->k[3 * i + 2], b));
+        x = _mm256_add_ps(x, q->bias[i]);
+        /* max returns its second operand for NaN: 0, as cpu_round_sat */
+        if (!q->bounded) x = _mm256_min_ps(_mm256_max_ps(x, zero), q->top);
+        out[i] = _mm256_cvttps_epi32(_mm256_add_ps(x, half));
+    }
+}
+
+/* n RGB8 pixels. Lane half 0 holds pixels 0-3 (bytes 0..11 of the
+ * group), half 1 pixels 4-7 loaded from byte 8, so at offset 4 in it:
+ * 24 bytes read, none outside the group. */
+static CPU_AVX2 void matrix_rgb8_avx2(const mat8 *mq, const float *m, const unsigned char *restrict in,
+                                      unsigned char *restrict out, int n)
+{
+    const mat8v q = mat8_load(mq);
+    /* -128 (high bit set: a zero byte) stays negative as 1 and 2 are added */
+    const __m256i sel_r = _mm256_setr_epi8(0, Z, Z, Z, 3, Z, Z, Z, 6, Z, Z, Z, 9, Z, Z, Z,
+                                           4, Z, Z, Z, 7, Z, Z, Z, 10, Z, Z, Z, 13, Z, Z, Z);
+    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i sel_g = _mm256_add_epi8(sel_r, one), sel_b = _mm256_add_epi8(sel_g, one);
+    /* after the packs each half holds R0-3 G0-3 B0-3 B0-3 of its pixels:
+     * interleave them into its low 12 bytes, then join the halves' 12 */
+    const __m256i weave = _mm256_setr_epi8(0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, -1, -1, -1, -1,
+                                           0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, -1, -1, -1, -1);
+    const __m256i join = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7);
+    int x = 0;
+    for (; x + 8 <= n; x += 8) {
+        const unsigned char *p = in + 3 * (size_t)x;
+        unsigned char *d = out + 3 * (size_t)x;
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p)),
+                                            _mm_loadu_si128((const __m128i *)(p + 8)), 1);
+        __m256i o[3];
+        mat8_run(&q, _mm256_shuffle_epi8(v, sel_r), _mm256_shuffle_epi8(v, sel_g), _mm256_shuffle_epi8(v, sel_b), o);
+        __m256i w = _mm256_packus_epi16(_mm256_packs_epi32(o[0], o[1]), _mm256_packs_epi32(o[2], o[2]));
+        w = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(w, weave), join);
+        if (x + 11 <= n) {
+            /* 32 bytes: the last 8 are the next group's, written again next */
+            _mm256_storeu_si256((__m256i *)d, w);
+        } else {
+            _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(w));
+            _mm_storel_epi64((__m128i *)(d + 16), _mm256_extracti128_si256(w, 1));
+        }
+    }
+    if (x < n) matrix_rgb_u8(m, 3, in + 3 * (size_t)x, out + 3 * (size_t)x, n - x);
+}
+
+/* n RGBA8 pixels, alpha copied. */
+static CPU_AVX2 void matrix_rgba8_avx2(const mat8 *mq, const float *m, const unsigned char *restrict in,
+                                       unsigned char *restrict out, int n)
+{
+    const mat8v q = mat8_load(mq);
+    const __m256i sel_r = _mm256_setr_epi8(0, Z, Z, Z, 4, Z, Z, Z, 8, Z, Z, Z, 12, Z, Z, Z,
+                                           0, Z, Z, Z, 4, Z, Z, Z, 8, Z, Z, Z, 12, Z, Z, Z);
+    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i sel_g = _mm256_add_epi8(sel_r, one), sel_b = _mm256_add_epi8(sel_g, one);
+    /* after the packs each half holds R0-3 G0-3 B0-3 A0-3 */
+    const __m256i weave = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+                                           0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    int x = 0;
+    for (; x + 8 <= n; x += 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(in + 4 * (size_t)x)), o[3];
+        mat8_run(&q, _mm256_shuffle_epi8(v, sel_r), _mm256_shuffle_epi8(v, sel_g), _mm256_shuffle_epi8(v, sel_b), o);
+        __m256i w = _mm256_packus_epi16(_mm256_packs_epi32(o[0], o[1]),
+                                        _mm256_packs_epi32(o[2], _mm256_srli_epi32(v, 24)));
+        _mm256_storeu_si256((__m256i *)(out + 4 * (size_t)x), _mm256_shuffle_epi8(w, weave));
+    }
+    if (x < n) matrix_rgb_u8(m, 4, in + 4 * (size_t)x, out + 4 * (size_t)x, n - x);
+}
+#endif
 
 /* RGB on integers as a flat loop over the values of a row, free of the
  * pixel structure the vectoriser handles badly: value j (channel j % 3)
@@ -190,6 +318,17 @@ ts_status tsk_cpu_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
             memcpy(cpu_px(dst, 0, y), cpu_px(src, lx, ly + y), n * (size_t)dst->type);
         return TS_OK;
     }
+#if CPU_X86
+    if (op->kind == TSK_MATRIX && dst->type == TS_U8 && dst->c >= 3 && cpu_has_avx2()) {
+        mat8 q;
+        mat8_init(&q, op->u.matrix.m, 255.0f);
+        for (int y = 0; y < dst->h; y++) {
+            if (dst->c == 3) matrix_rgb8_avx2(&q, op->u.matrix.m, cpu_px(src, lx, ly + y), cpu_px(dst, 0, y), dst->w);
+            else matrix_rgba8_avx2(&q, op->u.matrix.m, cpu_px(src, lx, ly + y), cpu_px(dst, 0, y), dst->w);
+        }
+        return TS_OK;
+    }
+#endif
     if (op->kind == TSK_MATRIX && dst->type != TS_F32 && dst->c == 3) {
         flat3 *f = malloc(sizeof *f);
         float *buf = malloc(sizeof(float) * (2 * FLAT_CHUNK + 4));

@@ -5,7 +5,9 @@
  * maths in the same order, only arranged so that the compiler vectorises
  * it (rows converted to float once, borders materialised outside the inner
  * loops, a row pass and a column pass over a ring of rows, copies without
- * a float round trip). Cases without a fast version run the reference. */
+ * a float round trip) or written with vector intrinsics (the colour matrix
+ * on 8-bit RGB(A), transposes and flips). Cases without a fast version run
+ * the reference. */
 #ifndef TSK_CPU_H
 #define TSK_CPU_H
 
@@ -20,6 +22,14 @@ ts_status tsk_cpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
 /* 1 when tsk_cpu_apply has a fast version for op on views like src (0:
  * it runs the reference). For tests and the bench. */
 int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src);
+
+/* Whether the fast versions written for AVX2 (point and transpose ops)
+ * may run where the CPU has AVX2: 1, the default, or 0 for the versions
+ * every x86-64 CPU runs. For tests, which check both against the
+ * reference, and benchmarks; set it while no op is running. Returns the
+ * previous setting. (Loops compiled once per instruction set for the
+ * loader to pick from are not affected.) */
+int tsk_cpu_allow_avx2(int allow);
 
 #ifdef __cplusplus
 }

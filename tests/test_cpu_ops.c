@@ -1,15 +1,21 @@
 /* test_cpu_ops.c - the fast CPU ops (kernels/cpu_*.c) against the
  * reference, byte for byte: every kernel op, every type, channel count and
  * border mode, odd sizes, regions inside the image with a source of exactly
- * tsk_need(), images wider than one band. Then the thread pool: tiles of
- * one image on several threads, and several images sharing one pool, equal
- * the single-threaded result. */
+ * tsk_need(), images wider than one band; every orientation code and pixel
+ * size on sizes around the transposes' blocks, matrices on every row length
+ * up to a few vectors and with coefficients that overflow. Nothing is
+ * written outside the output's rows (the padding after them stays as it
+ * was). Where the CPU has AVX2 all of it runs twice: with the AVX2 versions
+ * and without them. Then the thread pool: tiles of one image on several
+ * threads, and several images sharing one pool, equal the single-threaded
+ * result. */
 #include "check.h"
 #include "testimg.h"
 #include "test_ref_util.h"
 #include "pool.h"
 #include "tsk_cpu.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -88,6 +94,17 @@ static tsk_op random_op(tsk_kind kind, int c, ts_type t, ts_border b)
     return op;
 }
 
+/* The bytes after each row of v (its pitch is longer than the row) still
+ * hold timg_poison's value. */
+static int padding_intact(const ts_view *v)
+{
+    size_t row = (size_t)v->w * (size_t)v->c * (size_t)v->type;
+    for (int y = 0; y < v->h; y++)
+        for (size_t i = row; i < v->pitch; i++)
+            if (v->data[(size_t)y * v->pitch + i] != 0xA5) return 0;
+    return 1;
+}
+
 static const char *const KIND_NAMES[] = { "matrix", "premul", "unpremul", "orient", "sep", "2d", "sample" };
 
 /* op on a w x h image: a random region of the output from exactly the
@@ -120,6 +137,8 @@ static void check_case(const tsk_op *op, int w, int h, int c, ts_type t, int who
     CHECK_MSG(same, "%s %s c=%d %dx%d region %d,%d %dx%d: fast differs from the reference", KIND_NAMES[op->kind],
               tref_type_names[t], c, w, h, out.x0, out.y0, out.w, out.h);
     if (!same) timg_compare(&got, &ref, 0.0, KIND_NAMES[op->kind]);
+    CHECK_MSG(padding_intact(&got), "%s %s c=%d %dx%d region %d,%d %dx%d: fast wrote past the end of a row",
+              KIND_NAMES[op->kind], tref_type_names[t], c, w, h, out.x0, out.y0, out.w, out.h);
     timg_free(&img);
     timg_free(&src);
     timg_free(&ref);
@@ -172,6 +191,54 @@ static void test_transpose_blocks(void)
         check_case(&op, tref_randint(300, 700), tref_randint(300, 700), c, t, code % 2);
         check_case(&op, tref_randint(300, 700), tref_randint(300, 700), 3, TS_U8, code % 2);
     }
+}
+
+/* Every orientation code and pixel size (1 to 16 bytes: c = 1..4 of each
+ * type) on sizes below, at and past the transposes' blocks (16x16 pixels
+ * of one byte, 8x8 of 2 to 4, 4x4 of 6 and 8; the AVX2 blocks of 3- and
+ * 6-byte pixels write 8 bytes past a row's block where the rest of the row
+ * follows) and the row reversals' groups (up to 32 pixels), whole images
+ * and regions. */
+static void test_orient_sizes(void)
+{
+    static const int sizes[] = { 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 15, 16, 17, 19, 24, 31, 32, 33, 35, 40, 47, 67 };
+    enum { NS = sizeof sizes / sizeof sizes[0] };
+    for (int code = 1; code <= 8; code++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int c = 1; c <= 4; c++)
+                for (int trial = 0; trial < 6; trial++) {
+                    tsk_op op;
+                    memset(&op, 0, sizeof op);
+                    op.kind = TSK_ORIENT;
+                    op.u.orient.code = code;
+                    int w = sizes[tref_randint(0, NS - 1)], h = sizes[tref_randint(0, NS - 1)];
+                    check_case(&op, w, h, c, TYPES[ti], trial < 3);
+                }
+}
+
+/* RGB(A) matrices on integers row by row: every width up to 40 pixels
+ * (vectors of 8, with and without a tail; the last 8 of a row stored
+ * exactly), and coefficients whose sums reach 2^30 and beyond, infinity
+ * and NaN, which take the clamped rounding instead of the saturating one. */
+static void test_matrix_rows(void)
+{
+    static const float big[] = { 3.0e3f, 2.0e6f, 5.0e6f, 1.0e9f, 3.0e38f };
+    for (int ti = 0; ti < 2; ti++)
+        for (int c = 3; c <= 4; c++)
+            for (int w = 1; w <= 40; w++) {
+                tsk_op op = random_op(TSK_MATRIX, c, TYPES[ti], TS_BORDER_REPLICATE);
+                check_case(&op, w, tref_randint(1, 4), c, TYPES[ti], w % 2);
+            }
+    for (int ti = 0; ti < 2; ti++)
+        for (int c = 3; c <= 4; c++)
+            for (int k = 0; k < 24; k++) {
+                tsk_op op = random_op(TSK_MATRIX, c, TYPES[ti], TS_BORDER_REPLICATE);
+                float scale = big[k % 5];
+                for (int i = 0; i < 12; i++) op.u.matrix.m[i] *= tref_randint(0, 2) ? scale : 1.0f;
+                if (k % 6 == 5) op.u.matrix.m[tref_randint(0, 11)] = k % 12 == 5 ? INFINITY : -INFINITY;
+                if (k % 8 == 7) op.u.matrix.m[tref_randint(0, 11)] = NAN;
+                check_case(&op, tref_randint(1, 60), tref_randint(1, 6), c, TYPES[ti], k % 2);
+            }
 }
 
 /* A source short of a pixel the op reads is an error, as in the reference. */
@@ -327,12 +394,25 @@ static void test_pool_limit(void)
     ts_pool_free(pool);
 }
 
+/* The op tests with the AVX2 versions (where the CPU has AVX2), then
+ * again with them turned off. */
+static void test_ops(void)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        tsk_cpu_allow_avx2(pass == 0);
+        for (int rep = 0; rep < 3; rep++) test_small();
+        test_wide();
+        test_transpose_blocks();
+        test_orient_sizes();
+        test_matrix_rows();
+    }
+    tsk_cpu_allow_avx2(1);
+}
+
 int main(void)
 {
     check_seed();
-    for (int rep = 0; rep < 3; rep++) test_small();
-    test_wide();
-    test_transpose_blocks();
+    test_ops();
     test_short_source();
     test_pool();
     test_pool_limit();
