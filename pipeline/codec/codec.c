@@ -217,6 +217,11 @@ static void temp_publish(int slot, const char *tmp)
     atomic_store(&temp_slots[slot].live, 1);
 }
 
+static void temp_withdraw(int slot)
+{
+    if (slot >= 0) atomic_store(&temp_slots[slot].live, 0);
+}
+
 static void temp_release(int slot)
 {
     if (slot < 0) return;
@@ -272,8 +277,11 @@ static void remove_stale_temps(const char *path)
     closedir(d);
 }
 
-/* Create ".base.XXXXXX.tmp" beside path; *tmp_out is malloc'd. */
-static ts_status create_temp(const char *path, char **tmp_out, FILE **f_out, ts_err *err)
+/* Create ".base.XXXXXX.tmp" beside path; *tmp_out is malloc'd. Each name
+ * is published in slot before the file is created, so that a signal
+ * arriving in between still finds it (unlinking a name not yet created is
+ * harmless), and withdrawn when the name was taken by another file. */
+static ts_status create_temp(const char *path, int slot, char **tmp_out, FILE **f_out, ts_err *err)
 {
     const char *slash = strrchr(path, '/');
     size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
@@ -292,7 +300,10 @@ static ts_status create_temp(const char *path, char **tmp_out, FILE **f_out, ts_
     memcpy(p, ".XXXXXX.tmp", 12);
     for (unsigned attempt = 0; attempt < 100; attempt++) {
         fill_random_suffix(p + 1, attempt);
+        temp_publish(slot, tmp);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0)
+            temp_withdraw(slot);
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0) {
@@ -336,12 +347,11 @@ ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *e
     char *tmp = NULL;
     FILE *f = NULL;
     int slot = temp_claim();
-    ts_status st = create_temp(path, &tmp, &f, err);
+    ts_status st = create_temp(path, slot, &tmp, &f, err);
     if (st != TS_OK) {
         temp_release(slot);
         return st;
     }
-    temp_publish(slot, tmp);
     st = fn(f, path, ctx, err);
     int close_failed = fclose(f) != 0;   /* flushes: a full disk shows here */
     if (st == TS_OK && close_failed)
