@@ -76,6 +76,16 @@ static inline unsigned char *bu_slurp(const char *path, size_t *len)
     return p;
 }
 
+/* The two images have the same size, layout and pixels (strides may differ). */
+static inline int bu_same_pixels(const ts_image *a, const ts_image *b)
+{
+    if (a->w != b->w || a->h != b->h || a->c != b->c || a->type != b->type) return 0;
+    size_t row = (size_t)a->w * ts_pixel_bytes(a);
+    for (int y = 0; y < a->h; y++)
+        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, row)) return 0;
+    return 1;
+}
+
 /* The two files hold the same bytes. */
 static inline int bu_same_file(const char *a, const char *b)
 {

@@ -2,6 +2,7 @@
  * backend: errors that point at the token, folding, premultiply wrapping,
  * output sizes, hand-computed pixels through the whole pipeline, and tiled
  * == untiled on random chains and odd sizes. */
+#include "batch_util.h"
 #include "check.h"
 #include "plan.h"
 #include "testimg.h"
@@ -239,15 +240,6 @@ static const char *const RANDOM_OPS[] = {
 };
 enum { N_RANDOM_OPS = sizeof RANDOM_OPS / sizeof RANDOM_OPS[0] };
 
-static int images_equal(const ts_image *a, const ts_image *b)
-{
-    if (a->w != b->w || a->h != b->h || a->c != b->c || a->type != b->type) return 0;
-    size_t row = (size_t)a->w * ts_pixel_bytes(a);
-    for (int y = 0; y < a->h; y++)
-        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, row)) return 0;
-    return 1;
-}
-
 /* Tiled output equals whole-image output exactly, on random chains. */
 static void test_tiled_equals_untiled(void)
 {
@@ -270,7 +262,7 @@ static void test_tiled_equals_untiled(void)
         ts_status s2 = ts_cpu_run(ch, &in, tw, th, &tiled, &err);
         CHECK_MSG(s2 == TS_OK, "%s: %s", chain, err.msg);
         if (s1 == TS_OK && s2 == TS_OK)
-            CHECK_MSG(images_equal(&whole, &tiled), "chain '%s' on %dx%dx%d type %d, tiles %dx%d differ", chain,
+            CHECK_MSG(bu_same_pixels(&whole, &tiled), "chain '%s' on %dx%dx%d type %d, tiles %dx%d differ", chain,
                       w, h, c, (int)t, tw, th);
         ts_image_free(&whole);
         ts_image_free(&tiled);

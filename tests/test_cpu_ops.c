@@ -9,6 +9,7 @@
  * and without them. Then the thread pool: tiles of one image on several
  * threads, and several images sharing one pool, equal the single-threaded
  * result. */
+#include "batch_util.h"
 #include "check.h"
 #include "testimg.h"
 #include "test_ref_util.h"
@@ -272,15 +273,6 @@ static ts_image random_image(int w, int h, int c, ts_type t)
     return img;
 }
 
-static int images_equal(const ts_image *a, const ts_image *b)
-{
-    if (a->w != b->w || a->h != b->h || a->c != b->c || a->type != b->type) return 0;
-    size_t row = (size_t)a->w * ts_pixel_bytes(a);
-    for (int y = 0; y < a->h; y++)
-        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, row)) return 0;
-    return 1;
-}
-
 static const char *const CHAINS[] = {
     "gauss=sigma=2,matrix=sepia,transpose", "sharpen=amount=0.8,rot90", "sobel,flip=h",
     "box=radius=3:border=wrap,rot270", "emboss,scale=0.7", "matrix=grey,gauss=sigma=1.2:border=constant",
@@ -318,7 +310,7 @@ static void test_pool(void)
         ts_image in = random_image(tref_randint(200, 400), tref_randint(300, 700), c, t), one = { 0 }, many = { 0 };
         CHECK(ts_cpu_run(chain, &in, 1 << 30, 1 << 30, &one, &err) == TS_OK);
         CHECK_MSG(ts_cpu_run_pool(chain, &in, 0, 0, pool3, &many, &err) == TS_OK, "%s", err.msg);
-        CHECK_MSG(images_equal(&one, &many), "%s: threads differ from one tile", CHAINS[k]);
+        CHECK_MSG(bu_same_pixels(&one, &many), "%s: threads differ from one tile", CHAINS[k]);
         ts_image_free(&many);
         shared_run runs[4];
         pthread_t th[4];
@@ -329,7 +321,7 @@ static void test_pool(void)
         for (int i = 0; i < 4; i++) {
             pthread_join(th[i], NULL);
             CHECK(runs[i].st == TS_OK);
-            CHECK_MSG(images_equal(&one, &runs[i].out), "%s: shared pool differs", CHAINS[k]);
+            CHECK_MSG(bu_same_pixels(&one, &runs[i].out), "%s: shared pool differs", CHAINS[k]);
             ts_image_free(&runs[i].out);
         }
         ts_image_free(&one);

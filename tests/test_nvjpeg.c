@@ -104,25 +104,6 @@ static void check_encode(ts_gpu_coder *k, const char *dir, const char *name, ts_
     ts_image_free(&b);
 }
 
-static int same_pixels(const ts_image *a, const ts_image *b)
-{
-    if (a->w != b->w || a->h != b->h || a->c != b->c || a->type != b->type) return 0;
-    size_t row = (size_t)a->w * ts_pixel_bytes(a);
-    for (int y = 0; y < a->h; y++)
-        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, row)) return 0;
-    return 1;
-}
-
-static int same_file(const char *a, const char *b)
-{
-    size_t la = 0, lb = 0;
-    unsigned char *p = bu_slurp(a, &la), *q = bu_slurp(b, &lb);
-    int same = p && q && la == lb && !memcmp(p, q, la);
-    free(p);
-    free(q);
-    return same;
-}
-
 /* One chain through the engine from a device image, to a host and to a
  * device output, against the same from a host image. */
 static void check_device_chain(ts_engine *e, const ts_image *dev_in, const ts_image *host_in, const char *chain_text)
@@ -141,8 +122,8 @@ static void check_device_chain(ts_engine *e, const ts_image *dev_in, const ts_im
     CHECK(ts_engine_submit_to(e, chain, dev_in, &got_dev, &da, NULL, 2, &err) == TS_OK &&
           ts_engine_collect(e, &tag, &st, &err) && st == TS_OK);
     CHECK_MSG(ts_engine_image_to_host(e, &got_dev, &err) == TS_OK, "%s", err.msg);
-    CHECK_MSG(same_pixels(&want, &got_host), "%s: device input, host output differs", chain_text);
-    CHECK_MSG(same_pixels(&want, &got_dev), "%s: device input, device output differs", chain_text);
+    CHECK_MSG(bu_same_pixels(&want, &got_host), "%s: device input, host output differs", chain_text);
+    CHECK_MSG(bu_same_pixels(&want, &got_dev), "%s: device input, device output differs", chain_text);
     ts_image_free(&want);
     ts_image_free(&got_host);
     ts_image_free(&got_dev);
@@ -170,11 +151,11 @@ static void check_on_device(ts_gpu_coder *k, const char *path, const char *dir)
     snprintf(dp, sizeof dp, "%s/from-device.jpg", dir);
     CHECK_MSG(ts_gpu_save_jpeg(k, hp, &host, 0, 90, &cpu, &err) == TS_OK && !cpu, "%s", err.msg);
     CHECK_MSG(ts_gpu_save_jpeg(k, dp, &dev, 1, 90, &cpu, &err) == TS_OK && !cpu, "%s", err.msg);
-    CHECK_MSG(same_file(hp, dp), "%s: encoding from device memory gives another file", path);
+    CHECK_MSG(bu_same_file(hp, dp), "%s: encoding from device memory gives another file", path);
     ts_image back = dev;
     dev.data = NULL;   /* moved */
     CHECK_MSG(ts_engine_image_to_host(e, &back, &err) == TS_OK, "%s", err.msg);
-    CHECK_MSG(same_pixels(&back, &host), "%s: decoding into device memory gives other pixels", path);
+    CHECK_MSG(bu_same_pixels(&back, &host), "%s: decoding into device memory gives other pixels", path);
     fprintf(stderr, "device-resident %s: decode, 3 chains and encode equal the host path\n", strrchr(path, '/') + 1);
     ts_image_free(&back);
     ts_image_free(&host);
