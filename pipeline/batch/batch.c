@@ -801,6 +801,11 @@ static void *gpu_feeder(void *p)
             j->out_on_device = b->device_images && j->out_format == TS_FMT_JPEG && j->in.c == 3 && j->in.type == TS_U8;
             ts_status st = ts_engine_submit_to(es->e, chain_for(b, j), &j->in, &j->out,
                                                j->out_on_device ? &b->device_alloc : NULL, (void *)(intptr_t)i, i, &e);
+            if (st == TS_E_NOMEM && j->out_on_device) {   /* the device is full: the output goes to the host */
+                j->out_on_device = 0;
+                memset(&e, 0, sizeof e);
+                st = ts_engine_submit(es->e, chain_for(b, j), &j->in, &j->out, (void *)(intptr_t)i, i, &e);
+            }
             b->r->images[i].ops_s = ts_now() - t0;
             pthread_mutex_lock(&b->lock);
             if (st == TS_OK) in_flight++;
