@@ -102,8 +102,8 @@ static size_t pool_next_size(const pinned_pool *p, size_t need)
 
 /* size bytes of page-locked memory. cudaHostRegister on fresh pages pins
  * about 10x faster than cudaHostAlloc (measured 5 ms against 50 ms for
- * 133 MB) and does not stall the device, so the pool can grow while a
- * batch runs; cudaHostAlloc is the fallback. Portable either way: an
+ * 133 MB), so the pool can grow while a batch runs; cudaHostAlloc is the
+ * fallback. Portable either way: an
  * image decoded into it may go to any device's engine. */
 static void *pin_block(size_t size, int *registered)
 {
