@@ -319,6 +319,7 @@ typedef struct job {
     int scale;                /* decode at 1/scale (shrink on load); 1 = whole */
     ts_chain *chain;          /* this image's chain when shrunk on load, else NULL */
     int out_on_device;        /* out stays on the GPU for nvJPEG to encode */
+    int cpu_decode;           /* not for nvJPEG (not JPEG, progressive, not 3 channels, 12-bit): libjpeg-turbo's */
 } job;
 
 /* A FIFO of job indices; each index enters a queue at most once. */
@@ -365,6 +366,13 @@ typedef struct batch {
     ts_err fatal_err;
     int pinned_decodes, pageable_decodes;
     ts_gpu_codec *gpu_codec;  /* nvJPEG on the first engine's device, when --codec takes it */
+    pthread_t codec_thread;   /* makes gpu_codec while the engines start and the first files decode */
+    int codec_thread_running;
+    pthread_mutex_t codec_lock;
+    int codec_ready;          /* 0 while codec_thread may still be at it (see codec_wait) */
+    int codec_device, gpu_hardware;
+    ts_status codec_st;
+    ts_err codec_why;
     ts_allocator device_alloc;/* images that stay on that device (every engine is on it) */
     int device_images;        /* 1: nvJPEG decodes into, and encodes from, device memory */
     ts_gpu_coder *coders[256];/* one per worker, made on first use */
@@ -510,6 +518,10 @@ static void probe(batch *b, int i)
         return;
     }
     if (info.format == TS_FMT_JPEG && info.bit_depth == 8) j->scale = shrink_plan(b, info.w, info.h, info.orientation, &j->chain);
+    /* Progressive JPEGs are not for the hardware decoder, and the hybrid
+     * backend decodes their Huffman on a CPU core too: libjpeg-turbo does
+     * the whole decode there no slower, without reading the file twice. */
+    j->cpu_decode = info.format != TS_FMT_JPEG || info.progressive || info.c != 3 || info.bit_depth != 8;
     int c = info.c, o = b->o->keep_orientation ? 1 : info.orientation;
     uint64_t w = ((uint64_t)info.w + (uint64_t)j->scale - 1) / (uint64_t)j->scale;
     uint64_t h = ((uint64_t)info.h + (uint64_t)j->scale - 1) / (uint64_t)j->scale;
@@ -524,10 +536,12 @@ static void probe(batch *b, int i)
 
 /* ---------------------------------------------------------------- stages */
 
+static ts_gpu_codec *codec_wait(batch *b);
+
 /* Worker w's nvJPEG state, made on first use; NULL without GPU codecs. */
 static ts_gpu_coder *coder_for(batch *b, int w)
 {
-    if (!b->gpu_codec || w < 0 || w >= 256 || b->coder_failed[w]) return NULL;
+    if (!codec_wait(b) || w < 0 || w >= 256 || b->coder_failed[w]) return NULL;
     if (!b->coders[w] && ts_gpu_coder_create(b->gpu_codec, &b->coders[w], NULL) != TS_OK) b->coder_failed[w] = 1;
     return b->coders[w];
 }
@@ -557,7 +571,7 @@ static int decode(batch *b, int i, int lane, int w)
     ts_err e = { 0 };
     ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->decode_alloc : NULL, b->o->accept_damaged };
     double t0 = ts_now();
-    ts_gpu_coder *k = j->scale == 1 && !b->o->accept_damaged ? coder_for(b, w) : NULL;
+    ts_gpu_coder *k = j->scale == 1 && !j->cpu_decode && !b->o->accept_damaged ? coder_for(b, w) : NULL;
     int cpu = 1;
     ts_status st = k ? ts_gpu_decode_file(k, res->input, &lo, b->device_images ? &b->device_alloc : NULL, &j->in, &cpu, &e)
                      : TS_E_FORMAT;
@@ -798,7 +812,8 @@ static void *gpu_feeder(void *p)
             ts_err e = { 0 };
             double t0 = ts_now();
             /* A JPEG output that nvJPEG will encode stays on the device. */
-            j->out_on_device = b->device_images && j->out_format == TS_FMT_JPEG && j->in.c == 3 && j->in.type == TS_U8;
+            j->out_on_device = __atomic_load_n(&b->codec_ready, __ATOMIC_ACQUIRE) && b->device_images &&
+                               j->out_format == TS_FMT_JPEG && j->in.c == 3 && j->in.type == TS_U8;
             ts_status st = ts_engine_submit_to(es->e, chain_for(b, j), &j->in, &j->out,
                                                j->out_on_device ? &b->device_alloc : NULL, (void *)(intptr_t)i, i, &e);
             if (st == TS_E_NOMEM && j->out_on_device) {   /* the device is full: the output goes to the host */
@@ -944,24 +959,46 @@ static void decode_free(void *ctx, void *p)
     a.free(a.ctx, p);
 }
 
-/* --codec: nvJPEG on the first engine's device. auto takes it only with
- * the hardware decoder: the hybrid backend decodes Huffman on one CPU
- * core per image, no faster than libjpeg-turbo on the same core. */
-static ts_status start_gpu_codec(batch *b, ts_err *err)
+/* --codec: nvJPEG on the first engine's device. Setting up the hardware
+ * decoder takes most of a second, so a thread does it while the engines
+ * start and the first files decode; codec_wait is where the run first
+ * needs it. */
+static void *codec_thread_main(void *p)
 {
-    ts_codec want = b->o->codec;
-    ts_err why = { 0 };
-    int hardware = 0;
-    if (want == TS_CODEC_CPU) {
+    batch *b = p;
+    b->codec_st = ts_gpu_codec_create(b->codec_device, &b->gpu_codec, &b->gpu_hardware, &b->codec_why);
+    return NULL;
+}
+
+static void start_gpu_codec(batch *b, int device)
+{
+    if (b->o->codec == TS_CODEC_CPU) {
         snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (asked for with --codec cpu)");
+        return;
+    }
+    b->codec_device = device;
+    b->codec_ready = 0;
+    if (pthread_create(&b->codec_thread, NULL, codec_thread_main, b) == 0) b->codec_thread_running = 1;
+    else codec_thread_main(b);
+}
+
+/* The codec once made (with codec_lock held): kept, or dropped when auto
+ * finds no hardware decoder (the hybrid backend decodes Huffman on one CPU
+ * core per image, no faster than libjpeg-turbo on the same core); the
+ * run's note says which. Only --codec gpu makes a missing codec an error. */
+static ts_status codec_settle(batch *b, ts_err *err)
+{
+    if (b->codec_thread_running) {
+        pthread_join(b->codec_thread, NULL);
+        b->codec_thread_running = 0;
+    }
+    ts_codec want = b->o->codec;
+    if (b->codec_st != TS_OK) {
+        if (want == TS_CODEC_GPU) return ts_err_set(err, TS_E_DEVICE, "--codec gpu: %s", b->codec_why.msg);
+        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (%.140s)", b->codec_why.msg);
         return TS_OK;
     }
-    if (ts_gpu_codec_create(b->engines[0].device, &b->gpu_codec, &hardware, &why) != TS_OK) {
-        if (want == TS_CODEC_GPU) return ts_err_set(err, TS_E_DEVICE, "--codec gpu: %s", why.msg);
-        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (%.140s)", why.msg);
-        return TS_OK;
-    }
-    if (!hardware && want == TS_CODEC_AUTO) {
+    if (!b->gpu_hardware && want == TS_CODEC_AUTO) {
         ts_gpu_codec_destroy(b->gpu_codec);
         b->gpu_codec = NULL;
         snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (no hardware JPEG decoder on this GPU; --codec gpu uses nvJPEG's hybrid one)");
@@ -973,8 +1010,23 @@ static ts_status start_gpu_codec(batch *b, ts_err *err)
     for (int k = 0; k < b->n_engines; k++) b->device_images &= b->engines[k].device == b->engines[0].device;
     if (b->device_images) b->device_alloc = ts_engine_device_allocator(b->engines[0].e);
     snprintf(b->r->codec_note, sizeof b->r->codec_note, "nvJPEG on device %d (%s decoder%s), CPU for what it does not take",
-             b->engines[0].device, hardware ? "hardware" : "hybrid", b->device_images ? ", pixels kept on the device" : "");
+             b->engines[0].device, b->gpu_hardware ? "hardware" : "hybrid", b->device_images ? ", pixels kept on the device" : "");
     return TS_OK;
+}
+
+/* The run's nvJPEG, waiting for codec_thread the first time; NULL when
+ * the run has none. */
+static ts_gpu_codec *codec_wait(batch *b)
+{
+    if (!__atomic_load_n(&b->codec_ready, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&b->codec_lock);
+        if (!b->codec_ready) {
+            codec_settle(b, NULL);
+            __atomic_store_n(&b->codec_ready, 1, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&b->codec_lock);
+    }
+    return b->gpu_codec;
 }
 
 /* One engine per entry of --gpus, each with its own pinned pool (its
@@ -986,6 +1038,7 @@ static ts_status start_engines(batch *b, ts_err *err)
     int n = parse_gpus(o->gpus, n_dev, devices, err);
     if (n < 0) return err ? err->status : TS_E_ARG;
     if (n == 0) return ts_err_set(err, TS_E_DEVICE, "no CUDA device for the GPU engines");
+    start_gpu_codec(b, devices[0]);
     int streams = o->streams > 0 ? o->streams : 3;
     if (n * streams > 16) streams = 16 / n > 0 ? 16 / n : 1;  /* TSK_SLOTS coefficient slots in all */
     /* Pinned memory is locked RAM: half the budget at most; images past it
@@ -1029,13 +1082,19 @@ static ts_status start_engines(batch *b, ts_err *err)
     ts_engine_peak_rates(b->engines[0].e, &b->r->peak, &perr); /* zeros if it fails: the table then omits shares */
     if (o->trace) ts_trace_clear(o->trace);   /* drop the warm-up's events */
     b->decode_alloc = (ts_allocator){ decode_alloc, decode_free, b };
-    return start_gpu_codec(b, err);
+    if (b->o->codec != TS_CODEC_GPU) return TS_OK;   /* auto: settled where first needed */
+    pthread_mutex_lock(&b->codec_lock);
+    ts_status st = b->codec_ready ? TS_OK : codec_settle(b, err);
+    __atomic_store_n(&b->codec_ready, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&b->codec_lock);
+    return st;
 }
 
 static void batch_cleanup(batch *b)
 {
     for (int i = 0; i < 9; i++) ts_chain_free(b->chains[i]);
     ts_chain_free(b->first_op);
+    if (b->codec_thread_running) pthread_join(b->codec_thread, NULL);   /* a run stopped before it was needed */
     for (int w = 0; w < 256; w++) ts_gpu_coder_destroy(b->coders[w]);
     ts_gpu_codec_destroy(b->gpu_codec);
     for (int k = 0; k < b->n_engines; k++) ts_engine_destroy(b->engines[k].e);
@@ -1045,6 +1104,7 @@ static void batch_cleanup(batch *b)
     free(b->decoded.at);
     free(b->processed.at);
     pthread_mutex_destroy(&b->lock);
+    pthread_mutex_destroy(&b->codec_lock);
     pthread_cond_destroy(&b->changed);
 }
 
@@ -1205,7 +1265,9 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     b.o = o;
     b.r = r;
     pthread_mutex_init(&b.lock, NULL);
+    pthread_mutex_init(&b.codec_lock, NULL);
     pthread_cond_init(&b.changed, NULL);
+    b.codec_ready = 1;   /* until start_gpu_codec starts one */
     double t_start = ts_now();
 
     ts_status st = TS_OK;
@@ -1270,6 +1332,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     if (b.nworkers > 256) b.nworkers = 256;
     if (!b.use_gpu) b.pool = ts_pool_create(b.nworkers); /* NULL: each image on its worker's thread */
     st = run_threads(&b, err);
+    codec_wait(&b);   /* for its note, when no file needed it */
     r->wall_s = ts_now() - t_start;
     ts_pool_free(b.pool);
     r->decoded_pinned = b.pinned_decodes;
