@@ -17,8 +17,36 @@ CPU_HOT void cpu_load_row(const unsigned char *p, ts_type t, float *out, size_t 
     }
 }
 
+#if CPU_X86
+/* cpu_round_sat to bytes, 32 values a step: max(x, 0) gives 0 for NaN as
+ * the scalar form does (the second operand wins), then the same clamp, +0.5
+ * and truncation; the packs keep the values in order after the permute. */
+static CPU_AVX2 void store_u8_avx2(unsigned char *p, const float *in, size_t n)
+{
+    const __m256 zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i q[4];
+        for (int k = 0; k < 4; k++) {
+            __m256 y = _mm256_min_ps(_mm256_max_ps(_mm256_loadu_ps(in + i + 8 * k), zero), top);
+            q[k] = _mm256_cvttps_epi32(_mm256_add_ps(y, half));
+        }
+        __m256i b = _mm256_packus_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        _mm256_storeu_si256((__m256i *)(void *)(p + i), _mm256_permutevar8x32_epi32(b, order));
+    }
+    for (; i < n; i++) p[i] = (unsigned char)cpu_round_sat(in[i], 255.0f);
+}
+#endif
+
 CPU_HOT void cpu_store_row(unsigned char *p, ts_type t, const float *in, size_t n)
 {
+#if CPU_X86
+    if (t == TS_U8 && n >= 32 && cpu_has_avx2()) {
+        store_u8_avx2(p, in, n);
+        return;
+    }
+#endif
     if (t == TS_U8) {
         for (size_t i = 0; i < n; i++) p[i] = (unsigned char)cpu_round_sat(in[i], 255.0f);
     } else if (t == TS_U16) {
@@ -36,6 +64,15 @@ int tsk_cpu_allow_avx2(int allow)
     int was = avx2_allowed;
     avx2_allowed = allow != 0;
     return was;
+}
+
+int cpu_has_avx2_fma(void)
+{
+#if CPU_X86
+    return cpu_has_avx2() && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
 }
 
 int cpu_has_avx2(void)

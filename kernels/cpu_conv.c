@@ -99,6 +99,71 @@ static CPU_HOT void column_pass(const float *k, int nk, float *const *rows, floa
     }
 }
 
+/* ---------------------------------------------- fused symmetric passes
+ * Where the taps are symmetric (k[i] == k[nk-1-i], nk odd) the two values
+ * at the same distance from the centre are added first and the multiply-
+ * adds are fused: half the multiplies and one instruction per tap pair,
+ * about twice as fast. The sums round differently from the reference's
+ * order (by a few units in the last place of a float), so the 8- and 16-bit
+ * results are within 1 of the reference's, not bit for bit (tsk_cpu.h). */
+#if CPU_X86
+#define CPU_FMA __attribute__((target("avx2,fma")))
+
+static int symmetric(const float *k, int nk)
+{
+    if (nk % 2 == 0) return 0;
+    for (int i = 0; i < nk / 2; i++)
+        if (k[i] != k[nk - 1 - i]) return 0;
+    return 1;
+}
+
+/* out[j] = k[r] * at[r][j] + sum_{i<r} k[i] * (at[i][j] + at[nk-1-i][j]),
+ * r = nk / 2: at[i] is the row pass's input shifted by i pixels, or the
+ * column pass's i-th ring row. */
+static CPU_FMA void fused_pass(const float *k, int nk, const float *const *at, float *restrict out, int n)
+{
+    int r = nk / 2, j = 0;
+    for (; j + 32 <= n; j += 32) {
+        const float *c = at[r] + j;
+        __m256 kc = _mm256_set1_ps(k[r]);
+        __m256 a0 = _mm256_mul_ps(kc, _mm256_loadu_ps(c)), a1 = _mm256_mul_ps(kc, _mm256_loadu_ps(c + 8));
+        __m256 a2 = _mm256_mul_ps(kc, _mm256_loadu_ps(c + 16)), a3 = _mm256_mul_ps(kc, _mm256_loadu_ps(c + 24));
+        for (int i = 0; i < r; i++) {
+            const float *lo = at[i] + j, *hi = at[nk - 1 - i] + j;
+            __m256 ki = _mm256_set1_ps(k[i]);
+            a0 = _mm256_fmadd_ps(ki, _mm256_add_ps(_mm256_loadu_ps(lo), _mm256_loadu_ps(hi)), a0);
+            a1 = _mm256_fmadd_ps(ki, _mm256_add_ps(_mm256_loadu_ps(lo + 8), _mm256_loadu_ps(hi + 8)), a1);
+            a2 = _mm256_fmadd_ps(ki, _mm256_add_ps(_mm256_loadu_ps(lo + 16), _mm256_loadu_ps(hi + 16)), a2);
+            a3 = _mm256_fmadd_ps(ki, _mm256_add_ps(_mm256_loadu_ps(lo + 24), _mm256_loadu_ps(hi + 24)), a3);
+        }
+        _mm256_storeu_ps(out + j, a0);
+        _mm256_storeu_ps(out + j + 8, a1);
+        _mm256_storeu_ps(out + j + 16, a2);
+        _mm256_storeu_ps(out + j + 24, a3);
+    }
+    for (; j < n; j++) {
+        float a = k[r] * at[r][j];
+        for (int i = 0; i < r; i++) a = __builtin_fmaf(k[i], at[i][j] + at[nk - 1 - i][j], a);
+        out[j] = a;
+    }
+}
+#endif
+
+/* Separable smoothing whose fused passes may run (see above). */
+static int sep_fused(const tsk_op *op, int c, ts_type t)
+{
+#if CPU_X86
+    return op->kind == TSK_CONV_SEP && t != TS_F32 && op->u.sep.center_w == 0.0f && op->u.sep.conv_w == 1.0f &&
+           !(op->alpha_passthrough && (c == 2 || c == 4)) && symmetric(op->u.sep.kx, op->u.sep.nx) &&
+           symmetric(op->u.sep.ky, op->u.sep.ny) && cpu_has_avx2_fma();
+#else
+    (void)op; (void)c; (void)t;
+    return 0;
+#endif
+}
+
+int tsk_cpu_sep_fused(const tsk_op *op, int c, ts_type t) { return sep_fused(op, c, t); }
+
 /* out = center_w * centre + conv_w * t, over n values. */
 static CPU_HOT void weigh_centre(float cw, float vw, const float *restrict centre, const float *restrict t,
                                  float *restrict out, int n)
@@ -133,14 +198,28 @@ static void sep_band(const tsk_op *op, const band *b, ts_view *dst, sep_bufs *m)
      * zero, which rounds to 0 anyway, so the centre is not needed */
     int plain = dst->type != TS_F32 && op->u.sep.center_w == 0.0f && op->u.sep.conv_w == 1.0f &&
                 !(op->alpha_passthrough && has_alpha(c));
+    int fused = sep_fused(op, c, dst->type);
+    (void)fused;   /* only x86 has the fused passes */
     /* the k-th source row (image row dst->y0 - ry + k) goes to ring slot k % ny */
     for (int k = 0; k < dst->h + ny - 1; k++) {
         extend_row(b, dst->y0 - ry + k, m->ext);
-        taps_pass(op->u.sep.kx, nx, c, m->ext, m->ring + (size_t)(k % ny) * n, n);
+        float *ring_row = m->ring + (size_t)(k % ny) * n;
+#if CPU_X86
+        if (fused) {
+            const float *at[TSK_MAX_SEP_TAPS];
+            for (int i = 0; i < nx; i++) at[i] = m->ext + (size_t)i * c;
+            fused_pass(op->u.sep.kx, nx, at, ring_row, n);
+        } else
+#endif
+            taps_pass(op->u.sep.kx, nx, c, m->ext, ring_row, n);
         int ly = k - (ny - 1);  /* the output row that now has all its rows */
         if (ly < 0) continue;
         for (int j = 0; j < ny; j++) m->rows[j] = m->ring + (size_t)((ly + j) % ny) * n;
-        column_pass(op->u.sep.ky, ny, m->rows, m->t, n);
+#if CPU_X86
+        if (fused) fused_pass(op->u.sep.ky, ny, (const float *const *)m->rows, m->t, n);
+        else
+#endif
+            column_pass(op->u.sep.ky, ny, m->rows, m->t, n);
         const float *res = m->t;
         if (!plain) {
             cpu_load_row(cpu_px(b->src, dst->x0 + b->bx - b->src->x0, dst->y0 + ly - b->src->y0), b->src->type,

@@ -37,6 +37,8 @@
 /* 1 when the AVX2 versions may run: the CPU has AVX2 and
  * tsk_cpu_allow_avx2 has not turned them off. */
 int cpu_has_avx2(void);
+/* ... and FMA as well (the fused separable smoothing, cpu_conv.c). */
+int cpu_has_avx2_fma(void);
 
 /* ts_round_sat (ts_pixel.h) without branches, same values: NaN and
  * x <= 0 give 0, x >= maxv gives maxv, else (int)(x + 0.5). */
