@@ -195,6 +195,8 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
     printf("%d images (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s\n", r->n_images, r->n_ok,
            r->n_failed, r->n_skipped, r->wall_s, r->wall_s > 0 ? r->n_ok / r->wall_s : 0,
            r->wall_s > 0 ? (double)r->pixels_in / 1e6 / r->wall_s : 0);
+    printf("time: set-up %.2f s (inputs, device, engines), work %.2f s, finishing %.2f s (releasing codecs, "
+           "engines, memory)\n", r->setup_s, r->work_s, r->finish_s);
     if (span > 0)
         printf("overlap efficiency %.2f: the stages' busy time added up (%.3f s) over the time from the first "
                "stage's start to the last one's end (%.3f s); above 1 means stages ran at the same time\n",

@@ -187,7 +187,10 @@ ts_status ts_cpu_run(const ts_chain *chain, const ts_image *in, int tile_w, int 
  * a batch never has more than `threads` threads computing (0 = one per
  * online core). ts_cpu_run_pool with pool NULL is ts_cpu_run: the calling
  * thread alone. With tile_w = tile_h = 0 the image is cut into strips of
- * whole rows, enough for every thread. */
+ * whole rows, enough for every thread. With a pool, out's pixels (and the
+ * tiles' buffers) come from the pool's cache of buffers, which keeps freed
+ * ones for the next image instead of faulting fresh pages in each time;
+ * ts_image_free gives them back, before or after ts_pool_free. */
 typedef struct ts_pool ts_pool;
 ts_pool *ts_pool_create(int threads);
 void ts_pool_free(ts_pool *pool);
@@ -371,7 +374,10 @@ typedef struct ts_batch_opts {
 
 typedef struct ts_batch_result {
     int n_images, n_ok, n_failed, n_skipped;
-    double wall_s;
+    double wall_s;            /* the whole call: setup_s + work_s + finish_s */
+    double setup_s;           /* listing, probing the device, starting the engines, up to the first file */
+    double work_s;            /* the workers, from the first file to the last */
+    double finish_s;          /* releasing threads, codecs, engines and their memory */
     uint64_t pixels_in, pixels_out;
     char device[160];         /* "cpu" or the GPU's name */
     char device_note[256];    /* why auto chose what it chose */

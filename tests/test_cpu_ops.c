@@ -16,6 +16,7 @@
 #include "testimg.h"
 #include "test_ref_util.h"
 #include "pool.h"
+#include "buffers.h"
 #include "tsk_cpu.h"
 
 #include <math.h>
@@ -347,6 +348,75 @@ static void test_pool(void)
     ts_pool_free(pool2);
 }
 
+/* The cache of pixel buffers: a freed buffer serves the next request it
+ * fits (not one under half its size), idle bytes stay within keep (the
+ * oldest go first), small requests are malloc's, and a buffer may come
+ * back after its cache was released. */
+static void test_buffers(void)
+{
+    const size_t MB = (size_t)1 << 20;
+    ts_buffers *c = ts_buffers_create(16 * MB);
+    ts_allocator a = ts_buffers_allocator(c);
+    CHECK(c && a.alloc && a.free);
+    if (!c) return;
+    unsigned char *p = a.alloc(a.ctx, 5 * MB);
+    CHECK(p && ((uintptr_t)p & 63) == 0);
+    if (!p) return;
+    memset(p, 0x5a, 5 * MB);
+    a.free(a.ctx, p);
+    ts_buffers_stats s = ts_buffers_stats_of(c);
+    CHECK(s.mapped == 1 && s.reused == 0 && s.idle_bytes == 6 * MB);
+    unsigned char *q = a.alloc(a.ctx, 4 * MB);          /* fits the idle 6 MB */
+    CHECK(q == p);
+    CHECK(q && q[4 * MB - 1] == 0x5a);                  /* the same pages, not fresh ones */
+    unsigned char *r = a.alloc(a.ctx, MB);              /* 2 MB: the 6 MB one is out anyway */
+    a.free(a.ctx, q);
+    unsigned char *t = a.alloc(a.ctx, MB);              /* the idle 6 MB is over twice 2 MB: fresh */
+    CHECK(t && t != q);
+    s = ts_buffers_stats_of(c);
+    CHECK(s.mapped == 3 && s.reused == 1);
+    a.free(a.ctx, r);
+    a.free(a.ctx, t);
+    s = ts_buffers_stats_of(c);
+    CHECK(s.idle_bytes == 10 * MB);
+    unsigned char *big[3];
+    for (int i = 0; i < 3; i++) big[i] = a.alloc(a.ctx, 5 * MB); /* the idle 6 MB and two fresh */
+    for (int i = 0; i < 3; i++) a.free(a.ctx, big[i]);
+    s = ts_buffers_stats_of(c);
+    CHECK_MSG(s.idle_bytes <= 16 * MB, "%zu idle bytes kept over a keep of 16 MB", s.idle_bytes);
+    ts_buffers_keep(c, 0);
+    CHECK(ts_buffers_stats_of(c).idle_bytes == 0);
+    unsigned char *small = a.alloc(a.ctx, 1000);
+    CHECK(small != NULL);
+    if (small) memset(small, 1, 1000);
+    a.free(a.ctx, small);
+    ts_buffers_keep(c, 16 * MB);
+    unsigned char *late = a.alloc(a.ctx, 3 * MB);
+    ts_buffers_release(c);                              /* late is still out */
+    if (late) memset(late, 2, 3 * MB);
+    a.free(a.ctx, late);                                /* unmapped now, and the cache freed */
+
+    /* a pool's outputs come from its cache: an image freed after the pool */
+    ts_pool *pool = ts_pool_create(2);
+    ts_chain *chain = NULL;
+    ts_err err = { 0 };
+    CHECK(pool && ts_chain_parse("gauss=sigma=1,transpose", &chain, &err) == TS_OK);
+    ts_image in = random_image(640, 480, 3, TS_U8), first = { 0 }, again = { 0 }, ref = { 0 };
+    CHECK(ts_cpu_run(chain, &in, 0, 0, &ref, &err) == TS_OK);
+    CHECK(ts_cpu_run_pool(chain, &in, 0, 0, pool, &first, &err) == TS_OK);
+    unsigned char *first_px = first.data;
+    ts_image_free(&first);
+    CHECK(ts_cpu_run_pool(chain, &in, 0, 0, pool, &again, &err) == TS_OK);
+    CHECK_MSG(again.data == first_px, "the second output did not reuse the first one's buffer");
+    CHECK(bu_same_pixels(&ref, &again));
+    ts_pool_free(pool);
+    CHECK(bu_same_pixels(&ref, &again));
+    ts_image_free(&again);
+    ts_image_free(&ref);
+    ts_image_free(&in);
+    ts_chain_free(chain);
+}
+
 /* The pool's limit: tasks running at once, counted from inside them. */
 static atomic_int running, most_running, tasks_done;
 
@@ -430,5 +500,6 @@ int main(void)
     test_short_source();
     test_pool();
     test_pool_limit();
+    test_buffers();
     return check_exit();
 }

@@ -6,6 +6,7 @@
  * encoding to decoding, so finished images leave memory first. */
 #include "gpu_codec.h"
 #include "pool.h"
+#include "buffers.h"
 #include "engine_internal.h"
 #include "tilestream.h"
 #include "trace_internal.h"
@@ -349,7 +350,7 @@ typedef struct batch {
     engine_slot engines[MAX_ENGINES];
     int n_engines;
     ts_pool *pool;            /* CPU ops: the tiles of every image in flight share these threads */
-    ts_allocator decode_alloc;/* GPU runs: pinned when a pool has room, else pageable */
+    ts_allocator decode_alloc;/* GPU runs: pinned when a pool has room, else pageable; CPU runs: the pool's buffers */
     int use_gpu;
     int nworkers;
     pthread_mutex_t lock;
@@ -357,6 +358,7 @@ typedef struct batch {
     int next_probe;           /* next job to probe */
     int next_admit;           /* next job to admit, in input order */
     queue decoded;            /* waiting for a GPU engine */
+    int decode_ahead;         /* GPU runs: decoded images left waiting for an engine at most */
     queue processed;          /* waiting for an encoder */
     int gpu_left;             /* jobs not yet handed to an engine nor finished */
     uint64_t budget, bytes_in_flight;
@@ -569,7 +571,7 @@ static int decode(batch *b, int i, int lane, int w)
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
-    ts_load_opts lo = { b->o->max_pixels, b->use_gpu ? &b->decode_alloc : NULL, b->o->accept_damaged };
+    ts_load_opts lo = { b->o->max_pixels, b->decode_alloc.alloc ? &b->decode_alloc : NULL, b->o->accept_damaged };
     double t0 = ts_now();
     ts_gpu_coder *k = j->scale == 1 && !j->cpu_decode && !b->o->accept_damaged ? coder_for(b, w) : NULL;
     int cpu = 1;
@@ -691,9 +693,20 @@ static int admit(batch *b, int i)
     return 1;
 }
 
+/* Whether the budget and, on the GPU, the engines have room for another
+ * decode. Decoding further ahead of the engines than they can take soon
+ * does not go faster: it fills the budget with images that wait, pins
+ * memory that is never reused (pinning and unpinning cost about a second
+ * per 4 GB) and leaves the outputs pageable memory. */
+static int room_to_decode(batch *b)
+{
+    if (b->use_gpu && b->decoded.tail - b->decoded.head >= b->decode_ahead) return 0;
+    return b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_PROBED && admit(b, b->next_admit);
+}
+
 /* Work for a CPU worker, chosen under the lock: encoding first (it frees
- * memory), then decoding the next image in input order when the budget
- * has room for it, then probing ahead so that the next sizes are known. */
+ * memory), then decoding the next image in input order when there is room
+ * for it, then probing ahead so that the next sizes are known. */
 static int next_work(batch *b, int *i)
 {
     for (;;) {
@@ -705,7 +718,7 @@ static int next_work(batch *b, int *i)
         if (stopping(b)) drain_unstarted(b);
         if (b->done == b->r->n_images) return WORK_ALL_DONE;
         while (b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_DONE) b->next_admit++;
-        if (b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_PROBED && admit(b, b->next_admit)) {
+        if (room_to_decode(b)) {
             *i = b->next_admit++;
             if (b->o->on_image_begin) b->o->on_image_begin(b->o->ctx, &b->r->images[*i], b->done, b->r->n_images);
             return WORK_DECODE;
@@ -808,6 +821,7 @@ static void *gpu_feeder(void *p)
             job *j = &b->jobs[i];
             j->state = ST_ON_GPU;
             b->gpu_left--;
+            pthread_cond_broadcast(&b->changed);   /* room to decode another */
             pthread_mutex_unlock(&b->lock);
             ts_err e = { 0 };
             double t0 = ts_now();
@@ -1067,6 +1081,7 @@ static ts_status start_engines(batch *b, ts_err *err)
         es->index = k;
         es->device = devices[k];
         es->depth = 2 * streams;   /* two images per stream keep every stream busy */
+        b->decode_ahead += es->depth;
         b->n_engines++;
         b->r->engine_device[k] = devices[k];
         gpu_warm_up(b, es->e);
@@ -1330,10 +1345,19 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
 
     b.nworkers = o->jobs > 0 ? o->jobs : cpu_count();
     if (b.nworkers > 256) b.nworkers = 256;
-    if (!b.use_gpu) b.pool = ts_pool_create(b.nworkers); /* NULL: each image on its worker's thread */
+    if (!b.use_gpu && (b.pool = ts_pool_create(b.nworkers)) != NULL) {   /* NULL: each image on its worker's thread */
+        /* decodes and outputs reuse the pixels of finished images; idle ones
+         * beyond an eighth of the budget go back to the system */
+        uint64_t keep = b.budget / 8;
+        if (keep < ts_buffers_default_keep()) ts_pool_keep(b.pool, (size_t)keep);
+        b.decode_alloc = ts_pool_allocator(b.pool);
+    }
+    double t_work = ts_now();
+    r->setup_s = t_work - t_start;
     st = run_threads(&b, err);
     codec_wait(&b);   /* for its note, when no file needed it */
-    r->wall_s = ts_now() - t_start;
+    double t_done = ts_now();
+    r->work_s = t_done - t_work;
     ts_pool_free(b.pool);
     r->decoded_pinned = b.pinned_decodes;
     r->decoded_pageable = b.pageable_decodes;
@@ -1342,6 +1366,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     for (int i = 0; i < r->n_images; i++) r->shrunk_on_load += b.jobs[i].scale > 1 && r->images[i].status == TS_OK && !r->images[i].skipped;
     if (st == TS_OK) st = final_status(o, &b, err);
     batch_cleanup(&b);
+    r->finish_s = ts_now() - t_done;
+    r->wall_s = ts_now() - t_start;
     return st;
 }
 

@@ -23,11 +23,13 @@ static ts_view image_view(const ts_image *img, ts_rect r, int full_w, int full_h
     return v;
 }
 
-/* A freshly allocated buffer holding rectangle r of a stage. */
-static ts_status alloc_view(ts_view *v, ts_rect r, int full_w, int full_h, int c, ts_type t, ts_err *err)
+/* A buffer from a (malloc when zeroed) holding rectangle r of a stage. */
+static ts_status alloc_view(ts_view *v, ts_rect r, int full_w, int full_h, int c, ts_type t, const ts_allocator *a,
+                            ts_err *err)
 {
     size_t pitch = (size_t)(r.w > 0 ? r.w : 1) * (size_t)c * (size_t)t;
-    v->data = malloc(pitch * (size_t)(r.h > 0 ? r.h : 1));
+    size_t bytes = pitch * (size_t)(r.h > 0 ? r.h : 1);
+    v->data = a->alloc ? a->alloc(a->ctx, bytes) : malloc(bytes);
     if (!v->data) return ts_err_set(err, TS_E_NOMEM, "out of memory for a %dx%d tile", r.w, r.h);
     v->pitch = pitch;
     v->x0 = r.x0; v->y0 = r.y0; v->w = r.w; v->h = r.h;
@@ -36,10 +38,17 @@ static ts_status alloc_view(ts_view *v, ts_rect r, int full_w, int full_h, int c
     return TS_OK;
 }
 
+static void free_view_data(const ts_allocator *a, void *p)
+{
+    if (a->free) a->free(a->ctx, p);
+    else free(p);
+}
+
 /* Compute output rectangle tile of plan into out: each op in turn on
- * exactly the region the rest of the chain needs. */
+ * exactly the region the rest of the chain needs, the stages in between
+ * in buffers from a. */
 static ts_status run_tile(const ts_plan *plan, const ts_image *in, ts_rect tile, ts_rect *r,
-                          ts_image *out, ts_err *err)
+                          const ts_allocator *a, ts_image *out, ts_err *err)
 {
     ts_plan_regions(plan, tile, r);
     ts_view src = image_view(in, r[0], plan->w[0], plan->h[0]);
@@ -49,15 +58,16 @@ static ts_status run_tile(const ts_plan *plan, const ts_image *in, ts_rect tile,
         ts_view dst;
         if (k == plan->n - 1) {
             dst = image_view(out, r[k + 1], plan->w[k + 1], plan->h[k + 1]);
-        } else if ((st = alloc_view(&dst, r[k + 1], plan->w[k + 1], plan->h[k + 1], plan->c, plan->type, err)) != TS_OK) {
+        } else if ((st = alloc_view(&dst, r[k + 1], plan->w[k + 1], plan->h[k + 1], plan->c, plan->type, a, err)) !=
+                   TS_OK) {
             break;
         }
         st = tsk_cpu_apply(&plan->ops[k], &src, &dst, err);
-        free(owned);
+        free_view_data(a, owned);
         owned = k == plan->n - 1 ? NULL : dst.data;
         src = dst;
     }
-    free(owned);
+    free_view_data(a, owned);
     return st;
 }
 
@@ -67,6 +77,7 @@ typedef struct tile_job {
     const ts_plan *plan;
     const ts_image *in;
     ts_image *out;
+    ts_allocator alloc;       /* the stages between ops */
     int tile_w, tile_h, tiles_x;
     pthread_mutex_t lock;
     int failed;
@@ -89,7 +100,7 @@ static void tile_task(void *ctx, int i)
     if (skip) return;
     if (j->plan->n + 1 > 16 && !(r = malloc(sizeof(ts_rect) * (size_t)(j->plan->n + 1))))
         st = ts_err_set(&e, TS_E_NOMEM, "out of memory");
-    if (st == TS_OK) st = run_tile(j->plan, j->in, t, r, j->out, &e);
+    if (st == TS_OK) st = run_tile(j->plan, j->in, t, r, &j->alloc, j->out, &e);
     if (r != r_small) free(r);
     if (st == TS_OK) return;
     pthread_mutex_lock(&j->lock);
@@ -138,8 +149,8 @@ static ts_status run_tiles(const ts_plan *plan, const ts_image *in, int tile_w, 
     if (tile_w <= 0 && tile_h <= 0) { tile_w = ow; tile_h = strip_rows(oh, ts_pool_threads(pool)); }
     if (tile_w <= 0 || tile_w > ow) tile_w = ow;
     if (tile_h <= 0 || tile_h > oh) tile_h = oh;
-    tile_job j = { .plan = plan, .in = in, .out = out, .tile_w = tile_w, .tile_h = tile_h,
-                   .tiles_x = (ow + tile_w - 1) / tile_w, .st = TS_OK, .err = err };
+    tile_job j = { .plan = plan, .in = in, .out = out, .alloc = ts_pool_allocator(pool), .tile_w = tile_w,
+                   .tile_h = tile_h, .tiles_x = (ow + tile_w - 1) / tile_w, .st = TS_OK, .err = err };
     pthread_mutex_init(&j.lock, NULL);
     long tiles = (long)j.tiles_x * ((oh + tile_h - 1) / tile_h);
     if (tiles > INT_MAX) j.st = ts_err_set(err, TS_E_ARG, "%ld tiles of %dx%d: too many", tiles, tile_w, tile_h);
@@ -154,7 +165,8 @@ ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w,
     ts_plan plan;
     ts_status st = ts_plan_make(chain, in->w, in->h, in->c, in->type, &plan, err);
     if (st != TS_OK) return st;
-    st = ts_image_alloc(out, plan.w[plan.n], plan.h[plan.n], in->c, in->type, 0, NULL, err);
+    ts_allocator a = ts_pool_allocator(pool);   /* reused buffers: no page faults for each image */
+    st = ts_image_alloc(out, plan.w[plan.n], plan.h[plan.n], in->c, in->type, 0, a.alloc ? &a : NULL, err);
     if (st != TS_OK) { ts_plan_free(&plan); return st; }
     out->orientation = 1;
     copy_icc(in, out);

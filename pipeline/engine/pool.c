@@ -2,6 +2,7 @@
  * per caller, and threads - 1 workers that take tasks from the oldest
  * group while the number of threads computing is below the limit. */
 #include "pool.h"
+#include "buffers.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ struct ts_pool {
     pthread_cond_t work;      /* a group arrived, or a thread stopped computing */
     task_group *oldest, *newest;
     int stop;
+    ts_buffers *buffers;      /* pixels of the images and tiles it runs */
 };
 
 static void unlink_group(ts_pool *p, task_group *g)
@@ -88,6 +90,7 @@ ts_pool *ts_pool_create(int threads)
     if (p->threads > 1024) p->threads = 1024;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
+    p->buffers = ts_buffers_create(ts_buffers_default_keep());
     p->workers = calloc((size_t)p->threads, sizeof *p->workers);
     if (!p->workers) { ts_pool_free(p); return NULL; }
     /* the caller computes too, so threads - 1 workers reach the limit */
@@ -107,12 +110,20 @@ void ts_pool_free(ts_pool *p)
     pthread_mutex_unlock(&p->lock);
     for (int i = 0; i < p->n_workers; i++) pthread_join(p->workers[i], NULL);
     free(p->workers);
+    ts_buffers_release(p->buffers); /* images still out return their pixels later */
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
 
 int ts_pool_threads(const ts_pool *p) { return p ? p->threads : 1; }
+
+ts_allocator ts_pool_allocator(ts_pool *p) { return ts_buffers_allocator(p ? p->buffers : NULL); }
+
+void ts_pool_keep(ts_pool *p, size_t keep_bytes)
+{
+    if (p) ts_buffers_keep(p->buffers, keep_bytes);
+}
 
 /* The pool this thread has said it is busy for (ts_pool_busy), if any. */
 static _Thread_local ts_pool *busy_for;

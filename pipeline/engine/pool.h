@@ -28,4 +28,11 @@ void ts_pool_busy(ts_pool *pool, int busy);
 /* How many threads may compute at once (1 for a NULL pool). */
 int ts_pool_threads(const ts_pool *pool);
 
+/* Pixels for the images and tiles the pool's threads work on, from its
+ * cache of buffers (buffers.h): freed ones are reused, not faulted in
+ * again. A NULL pool's (or one whose cache could not be made) is malloc's:
+ * a zeroed allocator. keep: the idle bytes the cache may hold. */
+ts_allocator ts_pool_allocator(ts_pool *pool);
+void ts_pool_keep(ts_pool *pool, size_t keep_bytes);
+
 #endif

@@ -138,6 +138,7 @@ static void write_summary(FILE *f, const ts_batch_result *r, const ts_trace *t)
             r->n_failed, r->n_skipped);
     fprintf(f, "  \"wall_s\": %.6f, \"images_per_s\": %.3f, \"megapixels_per_s\": %.3f,\n", r->wall_s,
             rate(r->n_ok, r->wall_s), rate((double)r->pixels_in / 1e6, r->wall_s));
+    fprintf(f, "  \"setup_s\": %.6f, \"work_s\": %.6f, \"finish_s\": %.6f,\n", r->setup_s, r->work_s, r->finish_s);
     fprintf(f, "  \"overlap_efficiency\": %.3f,\n", rate(busy, t ? ts_trace_span(t) : 0));
     if (r->peak.d2d_gbps > 0)
         fprintf(f, "  \"measured_peak\": {\"h2d_GBps\": %.2f, \"d2h_GBps\": %.2f, \"device_copy_GBps\": %.1f},\n",
