@@ -372,6 +372,7 @@ typedef struct batch {
     int codec_thread_running;
     pthread_mutex_t codec_lock;
     int codec_ready;          /* 0 while codec_thread may still be at it (see codec_wait) */
+    int codec_made;           /* 1 once codec_thread is through (codec_wait will not wait) */
     int codec_device, gpu_hardware;
     ts_status codec_st;
     ts_err codec_why;
@@ -538,12 +539,17 @@ static void probe(batch *b, int i)
 
 /* ---------------------------------------------------------------- stages */
 
-static ts_gpu_codec *codec_wait(batch *b);
+static ts_status codec_wait(batch *b, ts_err *err);
 
-/* Worker w's nvJPEG state, made on first use; NULL without GPU codecs. */
+/* Worker w's nvJPEG state, made on first use; NULL without GPU codecs,
+ * and while nvJPEG is still being set up (with --codec auto; --codec gpu
+ * waits for it before the first file): rather than wait, the worker hands
+ * this file to the CPU codecs. */
 static ts_gpu_coder *coder_for(batch *b, int w)
 {
-    if (!codec_wait(b) || w < 0 || w >= 256 || b->coder_failed[w]) return NULL;
+    if (!__atomic_load_n(&b->codec_made, __ATOMIC_ACQUIRE)) return NULL;
+    codec_wait(b, NULL);
+    if (!b->gpu_codec || w < 0 || w >= 256 || b->coder_failed[w]) return NULL;
     if (!b->coders[w] && ts_gpu_coder_create(b->gpu_codec, &b->coders[w], NULL) != TS_OK) b->coder_failed[w] = 1;
     return b->coders[w];
 }
@@ -781,6 +787,12 @@ static void *worker(void *p)
         pthread_cond_broadcast(&b->changed);
     }
     pthread_mutex_unlock(&b->lock);
+    /* its nvJPEG state is released here, beside the other workers', not
+     * one after another at the end */
+    if (wa->index < 256) {
+        ts_gpu_coder_destroy(b->coders[wa->index]);
+        b->coders[wa->index] = NULL;
+    }
     return NULL;
 }
 
@@ -975,12 +987,13 @@ static void decode_free(void *ctx, void *p)
 
 /* --codec: nvJPEG on the first engine's device. Setting up the hardware
  * decoder takes most of a second, so a thread does it while the engines
- * start and the first files decode; codec_wait is where the run first
- * needs it. */
+ * start; with --codec auto the workers meanwhile decode and encode the
+ * first files on the CPU (coder_for), --codec gpu waits for it. */
 static void *codec_thread_main(void *p)
 {
     batch *b = p;
     b->codec_st = ts_gpu_codec_create(b->codec_device, &b->gpu_codec, &b->gpu_hardware, &b->codec_why);
+    __atomic_store_n(&b->codec_made, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -992,6 +1005,7 @@ static void start_gpu_codec(batch *b, int device)
     }
     b->codec_device = device;
     b->codec_ready = 0;
+    b->codec_made = 0;
     if (pthread_create(&b->codec_thread, NULL, codec_thread_main, b) == 0) b->codec_thread_running = 1;
     else codec_thread_main(b);
 }
@@ -1028,19 +1042,21 @@ static ts_status codec_settle(batch *b, ts_err *err)
     return TS_OK;
 }
 
-/* The run's nvJPEG, waiting for codec_thread the first time; NULL when
- * the run has none. */
-static ts_gpu_codec *codec_wait(batch *b)
+/* Settle the run's nvJPEG (b->gpu_codec, NULL when it has none) the first
+ * time, waiting for codec_thread; the error is --codec gpu's, when it
+ * cannot have one. */
+static ts_status codec_wait(batch *b, ts_err *err)
 {
+    ts_status st = TS_OK;
     if (!__atomic_load_n(&b->codec_ready, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&b->codec_lock);
         if (!b->codec_ready) {
-            codec_settle(b, NULL);
+            st = codec_settle(b, err);
             __atomic_store_n(&b->codec_ready, 1, __ATOMIC_RELEASE);
         }
         pthread_mutex_unlock(&b->codec_lock);
     }
-    return b->gpu_codec;
+    return st;
 }
 
 /* One engine per entry of --gpus, each with its own pinned pool (its
@@ -1097,12 +1113,8 @@ static ts_status start_engines(batch *b, ts_err *err)
     ts_engine_peak_rates(b->engines[0].e, &b->r->peak, &perr); /* zeros if it fails: the table then omits shares */
     if (o->trace) ts_trace_clear(o->trace);   /* drop the warm-up's events */
     b->decode_alloc = (ts_allocator){ decode_alloc, decode_free, b };
-    if (b->o->codec != TS_CODEC_GPU) return TS_OK;   /* auto: settled where first needed */
-    pthread_mutex_lock(&b->codec_lock);
-    ts_status st = b->codec_ready ? TS_OK : codec_settle(b, err);
-    __atomic_store_n(&b->codec_ready, 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&b->codec_lock);
-    return st;
+    if (b->o->codec != TS_CODEC_GPU) return TS_OK;   /* auto: settled once made, on first use */
+    return codec_wait(b, err);
 }
 
 static void batch_cleanup(batch *b)
@@ -1282,7 +1294,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     pthread_mutex_init(&b.lock, NULL);
     pthread_mutex_init(&b.codec_lock, NULL);
     pthread_cond_init(&b.changed, NULL);
-    b.codec_ready = 1;   /* until start_gpu_codec starts one */
+    b.codec_ready = b.codec_made = 1;   /* until start_gpu_codec starts one */
     double t_start = ts_now();
 
     ts_status st = TS_OK;
@@ -1355,7 +1367,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     double t_work = ts_now();
     r->setup_s = t_work - t_start;
     st = run_threads(&b, err);
-    codec_wait(&b);   /* for its note, when no file needed it */
+    codec_wait(&b, NULL);   /* for its note, when no file needed it */
     double t_done = ts_now();
     r->work_s = t_done - t_work;
     ts_pool_free(b.pool);
