@@ -150,7 +150,7 @@ static CPU_FMA void fused_pass(const float *k, int nk, const float *const *at, f
 #endif
 
 /* Separable smoothing whose fused passes may run (see above). */
-static int sep_fused(const tsk_op *op, int c, ts_type t)
+int tsk_cpu_sep_fused(const tsk_op *op, int c, ts_type t)
 {
 #if CPU_X86
     return op->kind == TSK_CONV_SEP && t != TS_F32 && op->u.sep.center_w == 0.0f && op->u.sep.conv_w == 1.0f &&
@@ -161,8 +161,6 @@ static int sep_fused(const tsk_op *op, int c, ts_type t)
     return 0;
 #endif
 }
-
-int tsk_cpu_sep_fused(const tsk_op *op, int c, ts_type t) { return sep_fused(op, c, t); }
 
 /* out = center_w * centre + conv_w * t, over n values. */
 static CPU_HOT void weigh_centre(float cw, float vw, const float *restrict centre, const float *restrict t,
@@ -198,7 +196,7 @@ static void sep_band(const tsk_op *op, const band *b, ts_view *dst, sep_bufs *m)
      * zero, which rounds to 0 anyway, so the centre is not needed */
     int plain = dst->type != TS_F32 && op->u.sep.center_w == 0.0f && op->u.sep.conv_w == 1.0f &&
                 !(op->alpha_passthrough && has_alpha(c));
-    int fused = sep_fused(op, c, dst->type);
+    int fused = tsk_cpu_sep_fused(op, c, dst->type);
     (void)fused;   /* only x86 has the fused passes */
     /* the k-th source row (image row dst->y0 - ry + k) goes to ring slot k % ny */
     for (int k = 0; k < dst->h + ny - 1; k++) {

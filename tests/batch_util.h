@@ -105,4 +105,18 @@ static inline void bu_other_output(const char *out, const char *outdir_a, const 
     snprintf(buf, n, "%s%s", outdir_b, strncmp(out, outdir_a, la) ? out : out + la);
 }
 
+/* Batch options for one input (a folder or file; *input must outlive the
+ * run) through chain into outdir on device, the rest at their defaults. */
+static inline void bu_folder_opts(ts_batch_opts *o, const char **input, const char *outdir, const char *chain,
+                                  ts_device device)
+{
+    memset(o, 0, sizeof *o);
+    o->inputs = input;
+    o->n_inputs = 1;
+    o->outdir = outdir;
+    o->chain_text = chain;
+    o->device = device;
+    o->png_level = -1;
+}
+
 #endif

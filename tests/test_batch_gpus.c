@@ -11,14 +11,8 @@ static void run_batch(const char *in, const char *out, const char *gpus, ts_trac
 {
     const char *inputs[1] = {in};
     ts_batch_opts o;
-    memset(&o, 0, sizeof o);
-    o.inputs = inputs;
-    o.n_inputs = 1;
-    o.outdir = out;
-    o.chain_text = CHAIN;
-    o.device = TS_DEVICE_GPU;
+    bu_folder_opts(&o, inputs, out, CHAIN, TS_DEVICE_GPU);
     o.codec = TS_CODEC_CPU;   /* the engines alone; nvJPEG has its own test */
-    o.png_level = -1;
     o.gpus = gpus;
     o.trace = trace;
     ts_err err = {0};

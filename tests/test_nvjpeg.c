@@ -200,15 +200,9 @@ static void mixed_folder(const char *root, ts_codec codec)
 
     const char *inputs[1] = {in};
     ts_batch_opts o;
-    memset(&o, 0, sizeof o);
-    o.inputs = inputs;
-    o.n_inputs = 1;
-    o.outdir = out;
-    o.chain_text = "gauss=sigma=2,matrix=sepia,transpose";
-    o.device = TS_DEVICE_GPU;
+    bu_folder_opts(&o, inputs, out, "gauss=sigma=2,matrix=sepia,transpose", TS_DEVICE_GPU);
     o.codec = codec;
     o.format = TS_FMT_JPEG;
-    o.png_level = -1;
     ts_batch_result r;
     ts_err err = {0};
     ts_status st = ts_batch_run(&o, &r, &err);

@@ -54,12 +54,7 @@ static void run_batch(const char *in, const char *out, const char *chain, int no
 {
     const char *inputs[1] = {in};
     ts_batch_opts o;
-    memset(&o, 0, sizeof o);
-    o.inputs = inputs;
-    o.n_inputs = 1;
-    o.outdir = out;
-    o.chain_text = chain;
-    o.device = TS_DEVICE_CPU;
+    bu_folder_opts(&o, inputs, out, chain, TS_DEVICE_CPU);
     o.format = TS_FMT_PNG;   /* compare pixels, not a second JPEG encode */
     o.png_level = 1;
     o.no_shrink_on_load = no_shrink;

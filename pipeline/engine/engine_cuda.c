@@ -163,13 +163,6 @@ static pool_chunk *pool_grow(pinned_pool *p, size_t need, int cls)
 {
     size_t size = pool_next_size(p, need);
     if (!size) return NULL;
-    if (p->n_blocks == p->cap_blocks) {
-        int cap = p->cap_blocks ? p->cap_blocks * 2 : 8;
-        pool_block *nb = realloc(p->blocks, (size_t)cap * sizeof *nb);
-        if (!nb) return NULL;
-        p->blocks = nb;
-        p->cap_blocks = cap;
-    }
     p->pinned_bytes += size;
     pthread_mutex_unlock(&p->lock);
     int registered = 0;
@@ -179,8 +172,8 @@ static pool_chunk *pool_grow(pinned_pool *p, size_t need, int cls)
         p->pinned_bytes -= size;
         return NULL;
     }
-    if (p->n_blocks == p->cap_blocks) {   /* another thread's block took the last row */
-        int cap = p->cap_blocks * 2;
+    if (p->n_blocks == p->cap_blocks) {   /* the block list grows under the lock, once pinned */
+        int cap = p->cap_blocks ? p->cap_blocks * 2 : 8;
         pool_block *nb = realloc(p->blocks, (size_t)cap * sizeof *nb);
         if (!nb) {
             pool_block lost = {base, size, 0, registered};
@@ -868,28 +861,18 @@ static ts_status copy_status(cudaError_t ce, const char *what, ts_err *err)
     return ce == cudaSuccess ? TS_OK : cuda_fail(ce, what, err);
 }
 
-/* 1 when copies from or to p overlap with other work: pinned
- * (page-locked) host memory, or device memory (an image already on the
- * GPU, as nvJPEG decodes it). Pageable memory the engine stages through a
- * bounce buffer. */
-static int is_pinned(const void *p)
+/* Where p lives: cudaMemoryTypeDevice (an image already on the GPU, as
+ * nvJPEG decodes it), cudaMemoryTypeHost (pinned: copies overlap with
+ * other work) or, for pageable memory the engine stages through a bounce
+ * buffer, cudaMemoryTypeUnregistered. */
+static enum cudaMemoryType memory_type(const void *p)
 {
     struct cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
         cudaGetLastError();   /* not sticky */
-        return 0;
+        return cudaMemoryTypeUnregistered;
     }
-    return a.type == cudaMemoryTypeHost || a.type == cudaMemoryTypeDevice;
-}
-
-static int on_device(const void *p)
-{
-    struct cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return a.type == cudaMemoryTypeDevice;
+    return a.type;
 }
 
 /* Grow a lane's bounce buffer to need bytes, once the lane's queued work
@@ -1143,10 +1126,11 @@ ts_status ts_engine_submit_to(ts_engine *e, const ts_chain *chain, const ts_imag
     }
     j->tag = tag;
     j->image = image;
-    L.in_pageable = !is_pinned(in->data);
-    L.out_pageable = !is_pinned(out->data);
-    L.in_device = on_device(in->data);
-    L.out_device = on_device(out->data);
+    enum cudaMemoryType in_type = memory_type(in->data), out_type = memory_type(out->data);
+    L.in_device = in_type == cudaMemoryTypeDevice;
+    L.out_device = out_type == cudaMemoryTypeDevice;
+    L.in_pageable = !L.in_device && in_type != cudaMemoryTypeHost;
+    L.out_pageable = !L.out_device && out_type != cudaMemoryTypeHost;
     for (int y = 0; y < L.out_h && st == TS_OK; y += L.th)
         for (int x = 0; x < L.out_w && st == TS_OK; x += L.tw) {
             ts_rect t = {x, y, x + L.tw <= L.out_w ? L.tw : L.out_w - x, y + L.th <= L.out_h ? L.th : L.out_h - y};
