@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 enum {
-    BUF_HDR = 64,                /* header before the data; keeps data 64-byte aligned */
+    BUF_HDR = 64,                /* header before the data; a mapped buffer's data is 64-byte aligned */
     BUF_MAGIC_MAPPED = 0x7462756d,
     BUF_MAGIC_SMALL = 0x74627573
 };
