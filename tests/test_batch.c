@@ -76,6 +76,11 @@ int main(void)
         if (pixel_bytes(&big.r.images[i]) > largest) largest = pixel_bytes(&big.r.images[i]);
     CHECK(big.r.memory_peak <= big.r.memory_budget);
     CHECK(big.r.max_in_flight >= 2);   /* 4 workers and room: images overlap */
+    /* the call's time is its three parts, each measured */
+    CHECK(big.r.setup_s >= 0 && big.r.work_s > 0 && big.r.finish_s >= 0);
+    CHECK_MSG(fabs(big.r.wall_s - (big.r.setup_s + big.r.work_s + big.r.finish_s)) < 1e-3,
+              "wall %.6f s against set-up %.6f + work %.6f + finishing %.6f", big.r.wall_s, big.r.setup_s,
+              big.r.work_s, big.r.finish_s);
 
     /* Smaller than any image: one at a time, and each reservation covers
      * the image's real pixels and its output's (and the ops' buffers). */
