@@ -7,8 +7,8 @@
  * calling thread is reported too ("cpu ms", and "% cpu": GB/s by CPU time
  * against memcpy's by CPU time): on a shared machine the wall clock also
  * counts the time other processes held the core, the CPU time does not.
- * Work is cut into strips of whole output rows
- * as the CPU executor cuts an image, run on a pool of the given threads.
+ * Work is cut into tiles of output as the CPU executor cuts an image
+ * (ts_cpu_auto_tile), run on a pool of the given threads.
  * Bytes are what an op must move at least: each input pixel read once and
  * each output pixel written once; "% copy" compares GB/s with memcpy's on
  * the same number of threads. MP/s counts output pixels. */
@@ -145,11 +145,11 @@ static void bench_copy(cpu_bench *b)
 
 /* -------------------------------------------------------------- the ops */
 
-/* One op over the whole image, in strips of output rows. */
+/* One op over the whole image, in tiles of output. */
 typedef struct op_ctx {
     const tsk_op *op;
     ts_view src, dst;
-    int rows;         /* output rows per strip */
+    int tile_w, tile_h, tiles_x;
     int failed;
     ts_err err;
 } op_ctx;
@@ -158,9 +158,11 @@ static void op_task(void *ctx, int i)
 {
     op_ctx *o = ctx;
     ts_view d = o->dst;
-    d.y0 = i * o->rows;
-    d.h = d.y0 + o->rows <= o->dst.h ? o->rows : o->dst.h - d.y0;
-    d.data = o->dst.data + (size_t)d.y0 * d.pitch;
+    d.x0 = (i % o->tiles_x) * o->tile_w;
+    d.y0 = (i / o->tiles_x) * o->tile_h;
+    d.w = d.x0 + o->tile_w <= o->dst.w ? o->tile_w : o->dst.w - d.x0;
+    d.h = d.y0 + o->tile_h <= o->dst.h ? o->tile_h : o->dst.h - d.y0;
+    d.data = o->dst.data + (size_t)d.y0 * d.pitch + (size_t)d.x0 * CB_C;
     ts_err e;
     if (tsk_cpu_apply(o->op, &o->src, &d, &e) != TS_OK && !o->failed) { o->failed = 1; o->err = e; }
 }
@@ -178,14 +180,6 @@ static ts_view rgb_view(unsigned char *data, int w, int h)
     return v;
 }
 
-/* Strips of about 128 rows, a multiple of the thread count. */
-static int strip_count(int h, int threads)
-{
-    int rounds = (h + threads * 128 - 1) / (threads * 128);
-    int n = threads * (rounds > 0 ? rounds : 1);
-    return n < h ? n : h;
-}
-
 static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
 {
     int ow, oh;
@@ -196,14 +190,14 @@ static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
     for (int k = 0; k < 2; k++) {
         int threads = k ? b->threads : 1;
         if (k && b->threads == 1) break;
-        int strips = strip_count(oh, threads);
         op_ctx o;
         memset(&o, 0, sizeof o);
         o.op = op;
         o.src = rgb_view(b->in, b->w, b->h);
         o.dst = rgb_view(b->out, ow, oh);
-        o.rows = (oh + strips - 1) / strips;
-        cb_work wk = { op_task, &o, (oh + o.rows - 1) / o.rows, k ? b->pool : NULL };
+        ts_cpu_auto_tile(ow, oh, threads, &o.tile_w, &o.tile_h);
+        o.tiles_x = (ow + o.tile_w - 1) / o.tile_w;
+        cb_work wk = { op_task, &o, o.tiles_x * ((oh + o.tile_h - 1) / o.tile_h), k ? b->pool : NULL };
         double ms = time_work(b, &wk);
         char variant[96];
         if (o.failed) {

@@ -186,8 +186,8 @@ ts_status ts_cpu_run(const ts_chain *chain, const ts_image *in, int tile_w, int 
  * image run on all of them, and images run at the same time share them, so
  * a batch never has more than `threads` threads computing (0 = one per
  * online core). ts_cpu_run_pool with pool NULL is ts_cpu_run: the calling
- * thread alone. With tile_w = tile_h = 0 the image is cut into strips of
- * whole rows, enough for every thread. With a pool, out's pixels (and the
+ * thread alone. With tile_w = tile_h = 0 the image is cut into the tiles
+ * ts_cpu_auto_tile picks for the pool's threads. With a pool, out's pixels (and the
  * tiles' buffers) come from the pool's cache of buffers, which keeps freed
  * ones for the next image instead of faulting fresh pages in each time;
  * ts_image_free gives them back, before or after ts_pool_free. */
@@ -196,6 +196,11 @@ ts_pool *ts_pool_create(int threads);
 void ts_pool_free(ts_pool *pool);
 ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w, int tile_h,
                           ts_pool *pool, ts_image *out, ts_err *err);
+
+/* The automatic CPU tile of a w x h output on `threads` threads: squares of
+ * 256 pixels, smaller (down to 64) while that gives fewer than two per
+ * thread. */
+void ts_cpu_auto_tile(int w, int h, int threads, int *tile_w, int *tile_h);
 
 /* Output size of a chain applied to a w x h image. */
 ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,
