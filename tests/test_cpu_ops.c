@@ -310,6 +310,22 @@ static void *run_on_pool(void *arg)
     return NULL;
 }
 
+/* The automatic tile: 256-pixel squares, halved while an image has fewer
+ * than two per thread, never under 64. */
+static void test_auto_tile(void)
+{
+    static const struct { int w, h, threads, side; } cases[] = {
+        { 6000, 4000, 16, 256 }, { 6000, 4000, 1, 256 }, { 512, 512, 2, 256 }, { 512, 512, 3, 128 },
+        { 300, 500, 3, 128 },    { 100, 100, 16, 64 },   { 1, 1, 1, 64 },      { 1, 1, 64, 64 },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int tw = 0, th = 0;
+        ts_cpu_auto_tile(cases[k].w, cases[k].h, cases[k].threads, &tw, &th);
+        CHECK_MSG(tw == cases[k].side && th == cases[k].side, "%dx%d on %d threads: %dx%d, want %d", cases[k].w,
+                  cases[k].h, cases[k].threads, tw, th, cases[k].side);
+    }
+}
+
 /* One image on a pool of 3 equals one tile on one thread; four images at
  * once on one pool of 2 equal it too. */
 static void test_pool(void)
@@ -498,6 +514,7 @@ int main(void)
     check_seed();
     test_ops();
     test_short_source();
+    test_auto_tile();
     test_pool();
     test_pool_limit();
     test_buffers();
