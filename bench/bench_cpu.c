@@ -195,7 +195,7 @@ static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
         o.op = op;
         o.src = rgb_view(b->in, b->w, b->h);
         o.dst = rgb_view(b->out, ow, oh);
-        ts_cpu_auto_tile(ow, oh, threads, &o.tile_w, &o.tile_h);
+        ts_cpu_auto_tile(ow, oh, threads, tsk_rows_to_rows(op), &o.tile_w, &o.tile_h);
         o.tiles_x = (ow + o.tile_w - 1) / o.tile_w;
         cb_work wk = { op_task, &o, o.tiles_x * ((oh + o.tile_h - 1) / o.tile_h), k ? b->pool : NULL };
         double ms = time_work(b, &wk);

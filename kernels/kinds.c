@@ -26,3 +26,9 @@ const tsk_kind_info *tsk_kind_info_of(tsk_kind kind)
     if ((int)kind < 0 || kind >= TSK_KIND_COUNT) return NULL;
     return &kinds[kind];
 }
+
+int tsk_rows_to_rows(const tsk_op *op)
+{
+    return op->kind == TSK_MATRIX || op->kind == TSK_PREMUL || op->kind == TSK_UNPREMUL ||
+           (op->kind == TSK_ORIENT && op->u.orient.code >= 1 && op->u.orient.code <= 4);
+}

@@ -195,6 +195,10 @@ int tsk_sample_taps(tsk_interp interp, float k);
 float tsk_sample_radius(tsk_interp interp, float k);
 ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
 
+/* 1 when op maps each row of its input to one row of its output and needs
+ * no neighbours: per-pixel ops, flips, rot180 (kernels/kinds.c). */
+int tsk_rows_to_rows(const tsk_op *op);
+
 /* ------------------------------------------------------------ kind table
  * (kernels/kinds.c) One row per kernel kind: what every dispatcher over
  * kinds reads (the reference, the fast CPU ops, geometry, the engine's

@@ -199,8 +199,10 @@ ts_status ts_cpu_run_pool(const ts_chain *chain, const ts_image *in, int tile_w,
 
 /* The automatic CPU tile of a w x h output on `threads` threads: squares of
  * 256 pixels, smaller (down to 64) while that gives fewer than two per
- * thread. */
-void ts_cpu_auto_tile(int w, int h, int threads, int *tile_w, int *tile_h);
+ * thread. rows = 1 for a chain that maps rows to rows (per-pixel ops,
+ * flips, rot180): strips of whole rows of as many pixels (65536), fewer
+ * rows while that gives fewer than two per thread. */
+void ts_cpu_auto_tile(int w, int h, int threads, int rows, int *tile_w, int *tile_h);
 
 /* Output size of a chain applied to a w x h image. */
 ts_status ts_chain_out_size(const ts_chain *chain, int w, int h, int c,

@@ -311,7 +311,9 @@ static void *run_on_pool(void *arg)
 }
 
 /* The automatic tile: 256-pixel squares, halved while an image has fewer
- * than two per thread, never under 64. */
+ * than two per thread, never under 64; for chains that map rows to rows,
+ * strips of whole rows of about 65536 pixels, fewer rows while there are
+ * fewer than two per thread, never under one row. */
 static void test_auto_tile(void)
 {
     static const struct { int w, h, threads, side; } cases[] = {
@@ -320,9 +322,19 @@ static void test_auto_tile(void)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int tw = 0, th = 0;
-        ts_cpu_auto_tile(cases[k].w, cases[k].h, cases[k].threads, &tw, &th);
+        ts_cpu_auto_tile(cases[k].w, cases[k].h, cases[k].threads, 0, &tw, &th);
         CHECK_MSG(tw == cases[k].side && th == cases[k].side, "%dx%d on %d threads: %dx%d, want %d", cases[k].w,
                   cases[k].h, cases[k].threads, tw, th, cases[k].side);
+    }
+    static const struct { int w, h, threads, rows; } strips[] = {
+        { 6000, 4000, 16, 11 }, { 6000, 4000, 1, 11 }, { 256, 256, 1, 128 }, { 256, 256, 2, 64 },
+        { 1000, 100, 16, 3 },   { 70000, 10, 4, 1 },   { 1, 1, 8, 1 },       { 100, 2000, 3, 328 },
+    };
+    for (size_t k = 0; k < sizeof strips / sizeof strips[0]; k++) {
+        int tw = 0, th = 0;
+        ts_cpu_auto_tile(strips[k].w, strips[k].h, strips[k].threads, 1, &tw, &th);
+        CHECK_MSG(tw == strips[k].w && th == strips[k].rows, "rows, %dx%d on %d threads: %dx%d, want %d rows",
+                  strips[k].w, strips[k].h, strips[k].threads, tw, th, strips[k].rows);
     }
 }
 

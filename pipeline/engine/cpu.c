@@ -122,13 +122,35 @@ static void tile_task(void *ctx, int i)
  * rows of 375 bytes: a page and a TLB entry per row), and a few large tasks
  * per thread leave threads idle at the end where many small ones even out.
  * The halo a convolution repeats costs the same 10% either way (12 more rows
- * and columns of 256, against 12 more rows of 125). */
-void ts_cpu_auto_tile(int ow, int oh, int threads, int *tile_w, int *tile_h)
+ * and columns of 256, against 12 more rows of 125).
+ *
+ * A chain that only maps rows to rows (per-pixel ops, flips, rot180) reads
+ * and writes whole rows in memory order when cut into strips of as many
+ * pixels as a square, where a square reads 256 pieces of 768 bytes (RGB8)
+ * from as many pages: the colour matrix on one core ran at 1000 MP/s in
+ * strips and 571 in squares on a 6000x4000 image (memcpy 1800). */
+void ts_cpu_auto_tile(int ow, int oh, int threads, int rows, int *tile_w, int *tile_h)
 {
+    if (rows) {
+        long th = (65536L + ow - 1) / (ow > 0 ? ow : 1);
+        while (th > 1 && (oh + th - 1) / th < 2L * threads) th = (th + 1) / 2;
+        *tile_w = ow > 0 ? ow : 1;
+        *tile_h = (int)th;
+        return;
+    }
     int side = 256;
     while (side > 64 && (long)((ow + side - 1) / side) * ((oh + side - 1) / side) < 2L * threads) side /= 2;
     *tile_w = side;
     *tile_h = side;
+}
+
+/* Whether every op of the plan maps each row of its input to one row of its
+ * output, needing no neighbours: strips of rows then suit it. */
+static int rows_to_rows(const ts_plan *plan)
+{
+    for (int k = 0; k < plan->n; k++)
+        if (!tsk_rows_to_rows(&plan->ops[k])) return 0;
+    return 1;
 }
 
 static void copy_pixels(const ts_image *in, ts_image *out)
@@ -151,7 +173,7 @@ static ts_status run_tiles(const ts_plan *plan, const ts_image *in, int tile_w, 
                            ts_image *out, ts_err *err)
 {
     int ow = plan->w[plan->n], oh = plan->h[plan->n];
-    if (tile_w <= 0 && tile_h <= 0) ts_cpu_auto_tile(ow, oh, ts_pool_threads(pool), &tile_w, &tile_h);
+    if (tile_w <= 0 && tile_h <= 0) ts_cpu_auto_tile(ow, oh, ts_pool_threads(pool), rows_to_rows(plan), &tile_w, &tile_h);
     if (tile_w <= 0 || tile_w > ow) tile_w = ow;
     if (tile_h <= 0 || tile_h > oh) tile_h = oh;
     tile_job j = { .plan = plan, .in = in, .out = out, .alloc = ts_pool_allocator(pool), .tile_w = tile_w,
