@@ -548,7 +548,15 @@ static ts_status codec_wait(batch *b, ts_err *err);
  * much faster once ready. Decoding meanwhile only the files that go to the
  * CPU codecs anyway (progressive JPEGs) was slower too: beside those
  * decodes nvJPEG's set-up took 1.7-1.8 s instead of 0.85, and the run made
- * 51 images/s against 58-64 without them (160 photos, in one call). */
+ * 51 images/s against 58-64 without them (160 photos, in one call).
+ * Tried again with the workers choosing, while nvJPEG was not ready, the
+ * probed files for libjpeg-turbo out of input order and encoding on the CPU
+ * what the engine finished meanwhile: 65.7 and 64.5 images/s against 70.7
+ * and 71.7 this way (same call; 56.5-71.2 against 63.3-73.0 in an earlier
+ * one), the CPU encodes (2.8 s of worker time for 61 images) costing the
+ * cores that the progressive decodes (12-14 s) already keep full. More
+ * workers than cores (-j 32, for the ones waiting on the GPU) were slower
+ * too: 51-57 against 64-72. */
 static ts_gpu_coder *coder_for(batch *b, int w)
 {
     codec_wait(b, NULL);
