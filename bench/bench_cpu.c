@@ -237,6 +237,11 @@ static void bench_lines(cpu_bench *b)
     op->kind = TSK_MATRIX;
     memcpy(op->u.matrix.m, sepia, sizeof sepia);
     bench_op(b, "matrix", op);
+    if (tsk_cpu_avx512()) {   /* the AVX2 version beside it, in the same run */
+        tsk_cpu_allow_avx512(0);
+        bench_op(b, "matrix-avx2", op);
+        tsk_cpu_allow_avx512(1);
+    }
     static const struct { const char *name; int taps; double sigma; } g[] = {
         { "gauss5", 5, 1.0 }, { "gauss7", 7, 1.0 }, { "gauss13", 13, 2.0 }
     };

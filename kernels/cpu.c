@@ -66,6 +66,27 @@ int tsk_cpu_allow_avx2(int allow)
     return was;
 }
 
+static int avx512_allowed = 1;
+
+int tsk_cpu_allow_avx512(int allow)
+{
+    int was = avx512_allowed;
+    avx512_allowed = allow != 0;
+    return was;
+}
+
+int cpu_has_avx512(void)
+{
+#if CPU_X86
+    return avx512_allowed && cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+#else
+    return 0;
+#endif
+}
+
+int tsk_cpu_avx512(void) { return cpu_has_avx512(); }
+
 int cpu_has_avx2_fma(void)
 {
 #if CPU_X86

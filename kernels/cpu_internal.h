@@ -29,6 +29,7 @@
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #define CPU_X86 1
 #define CPU_AVX2 __attribute__((target("avx2")))
+#define CPU_AVX512 __attribute__((target("avx2,avx512f,avx512bw,avx512vbmi")))
 #include <immintrin.h>
 #else
 #define CPU_X86 0
@@ -37,6 +38,9 @@
 /* 1 when the AVX2 versions may run: the CPU has AVX2 and
  * tsk_cpu_allow_avx2 has not turned them off. */
 int cpu_has_avx2(void);
+/* 1 when the AVX-512 versions may run: cpu_has_avx2, the CPU has AVX-512
+ * F, BW and VBMI, and tsk_cpu_allow_avx512 has not turned them off. */
+int cpu_has_avx512(void);
 /* ... and FMA as well (the fused separable smoothing, cpu_conv.c). */
 int cpu_has_avx2_fma(void);
 

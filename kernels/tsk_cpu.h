@@ -39,6 +39,13 @@ int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src);
  * loader to pick from are not affected.) */
 int tsk_cpu_allow_avx2(int allow);
 
+/* The same for the versions written for AVX-512 (F, BW and VBMI: the colour
+ * matrix on 8-bit RGB and RGBA); with them off, the AVX2 ones run where
+ * allowed. Returns the previous setting. */
+int tsk_cpu_allow_avx512(int allow);
+/* 1 when the AVX-512 versions run now (the CPU has them, not turned off). */
+int tsk_cpu_avx512(void);
+
 /* 1 when tsk_cpu_apply runs the fused separable smoothing above for op on
  * an image of c channels of type t (within 1 of the reference, not bit
  * for bit); 0 when its result is the reference's exactly. */

@@ -499,12 +499,14 @@ static void test_pool_limit(void)
     ts_pool_free(pool);
 }
 
-/* The op tests with the AVX2 versions (where the CPU has AVX2), then
- * again with them turned off. */
+/* The op tests with the AVX-512 and AVX2 versions (where the CPU has
+ * them), with the AVX2 ones alone, then with neither. */
 static void test_ops(void)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        tsk_cpu_allow_avx2(pass == 0);
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1 && !tsk_cpu_avx512()) continue;   /* the same as pass 0 */
+        tsk_cpu_allow_avx512(pass == 0);
+        tsk_cpu_allow_avx2(pass < 2);
         fused_cases = 0;
         for (int rep = 0; rep < 3; rep++) test_small();
         test_wide();
@@ -515,10 +517,11 @@ static void test_ops(void)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
         fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-        if (pass == 0 && fma) CHECK_MSG(fused_cases > 0, "no case ran the fused smoothing");
-        if (pass == 1) CHECK_MSG(fused_cases == 0, "%d cases ran the fused smoothing without AVX2", fused_cases);
+        if (pass < 2 && fma) CHECK_MSG(fused_cases > 0, "no case ran the fused smoothing");
+        if (pass == 2) CHECK_MSG(fused_cases == 0, "%d cases ran the fused smoothing without AVX2", fused_cases);
     }
     tsk_cpu_allow_avx2(1);
+    tsk_cpu_allow_avx512(1);
 }
 
 int main(void)
