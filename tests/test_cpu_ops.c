@@ -316,25 +316,20 @@ static void *run_on_pool(void *arg)
  * fewer than two per thread, never under one row. */
 static void test_auto_tile(void)
 {
-    static const struct { int w, h, threads, side; } cases[] = {
-        { 6000, 4000, 16, 256 }, { 6000, 4000, 1, 256 }, { 512, 512, 2, 256 }, { 512, 512, 3, 128 },
-        { 300, 500, 3, 128 },    { 100, 100, 16, 64 },   { 1, 1, 1, 64 },      { 1, 1, 64, 64 },
+    static const struct { int w, h, threads, rows, tile_w, tile_h; } cases[] = {
+        { 6000, 4000, 16, 0, 256, 256 }, { 6000, 4000, 1, 0, 256, 256 }, { 512, 512, 2, 0, 256, 256 },
+        { 512, 512, 3, 0, 128, 128 },    { 300, 500, 3, 0, 128, 128 },   { 100, 100, 16, 0, 64, 64 },
+        { 1, 1, 1, 0, 64, 64 },          { 1, 1, 64, 0, 64, 64 },        { 6000, 4000, 16, 1, 6000, 11 },
+        { 6000, 4000, 1, 1, 6000, 11 },  { 256, 256, 1, 1, 256, 128 },   { 256, 256, 2, 1, 256, 64 },
+        { 1000, 100, 16, 1, 1000, 3 },   { 70000, 10, 4, 1, 70000, 1 },  { 1, 1, 8, 1, 1, 1 },
+        { 100, 2000, 3, 1, 100, 328 },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int tw = 0, th = 0;
-        ts_cpu_auto_tile(cases[k].w, cases[k].h, cases[k].threads, 0, &tw, &th);
-        CHECK_MSG(tw == cases[k].side && th == cases[k].side, "%dx%d on %d threads: %dx%d, want %d", cases[k].w,
-                  cases[k].h, cases[k].threads, tw, th, cases[k].side);
-    }
-    static const struct { int w, h, threads, rows; } strips[] = {
-        { 6000, 4000, 16, 11 }, { 6000, 4000, 1, 11 }, { 256, 256, 1, 128 }, { 256, 256, 2, 64 },
-        { 1000, 100, 16, 3 },   { 70000, 10, 4, 1 },   { 1, 1, 8, 1 },       { 100, 2000, 3, 328 },
-    };
-    for (size_t k = 0; k < sizeof strips / sizeof strips[0]; k++) {
-        int tw = 0, th = 0;
-        ts_cpu_auto_tile(strips[k].w, strips[k].h, strips[k].threads, 1, &tw, &th);
-        CHECK_MSG(tw == strips[k].w && th == strips[k].rows, "rows, %dx%d on %d threads: %dx%d, want %d rows",
-                  strips[k].w, strips[k].h, strips[k].threads, tw, th, strips[k].rows);
+        ts_cpu_auto_tile(cases[k].w, cases[k].h, cases[k].threads, cases[k].rows, &tw, &th);
+        CHECK_MSG(tw == cases[k].tile_w && th == cases[k].tile_h, "%dx%d on %d threads%s: %dx%d, want %dx%d",
+                  cases[k].w, cases[k].h, cases[k].threads, cases[k].rows ? " (rows)" : "", tw, th, cases[k].tile_w,
+                  cases[k].tile_h);
     }
 }
 
