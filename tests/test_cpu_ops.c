@@ -292,6 +292,7 @@ static ts_image random_image(int w, int h, int c, ts_type t)
 static const char *const CHAINS[] = {
     "gauss=sigma=2,matrix=sepia,transpose", "sharpen=amount=0.8,rot90", "sobel,flip=h",
     "box=radius=3:border=wrap,rot270", "emboss,scale=0.7", "matrix=grey,gauss=sigma=1.2:border=constant",
+    "matrix=sepia,flip=v", "rot180,matrix=grey", /* rows to rows: cut into strips of rows */
 };
 
 typedef struct shared_run {
