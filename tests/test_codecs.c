@@ -6,6 +6,9 @@
 #include "check.h"
 #include "codec_test.h"
 #include "codec_internal.h"
+#include "codec_formats.h"
+
+#include <zlib.h>
 #include "tilestream.h"
 
 #define JDIR TS_TEST_DATA "/jpeg"
@@ -221,6 +224,44 @@ static void test_png_round_trips(void)
     }
     ts_image_free(&back);
     ts_image_free(&fl);
+}
+
+/* The writer's zlib strategy is chosen per image from a sample compressed
+ * both ways: run-length matches for photograph-like data, the default for
+ * graphics whose repeats lie further back than the pixel to the left. Both
+ * are lossless, and the graphics file stays as small as the default's. */
+static void test_png_strategy(void)
+{
+    enum { W = 1024, H = 512 };
+    ts_image photo = ct_smooth_image(W, H, 3), chart = ct_random_image(W, H, 3, TS_U8), back;
+    for (int y = 0; y < H; y++) {
+        unsigned char *p = photo.data + (size_t)y * photo.stride;
+        for (int x = 0; x < W * 3; x++) {   /* sensor-like noise of +-3 on the smooth picture */
+            int v = p[x] + (int)(check_rand() % 7) - 3;
+            p[x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    }
+    /* a 37 x 11 random glyph tiled over the chart: every repeat 37 pixels back */
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W * 3; x++)
+            chart.data[(size_t)y * chart.stride + (size_t)x] = chart.data[(size_t)(y % 11) * chart.stride + (size_t)(x % 111)];
+    CHECK_EQ_INT(ts_png_pick_strategy(&photo, 3), Z_RLE);
+    CHECK_EQ_INT(ts_png_pick_strategy(&chart, 3), Z_DEFAULT_STRATEGY);
+    CHECK_EQ_INT(ts_png_pick_strategy(&photo, 0), Z_DEFAULT_STRATEGY);
+    ts_image small = ct_smooth_image(300, 200, 3);   /* under 1 MB: not sampled */
+    CHECK_EQ_INT(ts_png_pick_strategy(&small, 3), Z_DEFAULT_STRATEGY);
+    ts_image_free(&small);
+    if (save_load(&photo, "photo.png", NULL, &back) == TS_OK) CHECK(ct_same_pixels(&photo, &back));
+    ts_image_free(&back);
+    if (save_load(&chart, "chart.png", NULL, &back) == TS_OK) CHECK(ct_same_pixels(&chart, &back));
+    ts_image_free(&back);
+    size_t n = 0;
+    unsigned char *f = ct_read_file(tmp_path("chart.png"), &n);
+    free(f);
+    fprintf(stderr, "  PNG %dx%d tiled glyph: %zu bytes\n", W, H, n);
+    CHECK(n > 0 && n < (size_t)W * H * 3 / 20);
+    ts_image_free(&photo);
+    ts_image_free(&chart);
 }
 
 /* ---- JPEG ----------------------------------------------------------------- */
@@ -718,6 +759,7 @@ int main(void)
     test_image_memory();
     test_formats();
     test_png_round_trips();
+    test_png_strategy();
     test_jpeg_round_trips();
     test_icc_and_orientation();
     test_icc_libpng_refuses();

@@ -223,6 +223,30 @@ static void mixed_folder(const char *root, ts_codec codec)
     ts_batch_result_free(&r);
 }
 
+/* A folder with no JPEG in or out leaves nvJPEG unmade, --codec gpu too:
+ * its set-up and release would cost a second and buy nothing. */
+static void png_only_folder(const char *root)
+{
+    char in[8300], out[8300], from[8400];
+    snprintf(in, sizeof in, "%s/png-in", root);
+    snprintf(out, sizeof out, "%s/png-out", root);
+    CHECK(mkdir(in, 0777) == 0);
+    snprintf(from, sizeof from, "%s/photos/chelsea.png", TS_SAMPLES);
+    copy_file(from, in, "chelsea.png", 0);
+    copy_file(from, in, "chelsea2.png", 0);
+    const char *inputs[1] = {in};
+    ts_batch_opts o;
+    bu_folder_opts(&o, inputs, out, "gauss=sigma=2,matrix=sepia,transpose", TS_DEVICE_GPU);
+    o.codec = TS_CODEC_GPU;
+    ts_batch_result r;
+    ts_err err = {0};
+    CHECK_MSG(ts_batch_run(&o, &r, &err) == TS_OK, "%s", err.msg);
+    CHECK_EQ_INT(r.n_ok, 2);
+    CHECK_EQ_INT(r.gpu_decoded + r.gpu_encoded, 0);
+    CHECK_MSG(r.codec_note[0] == '\0', "nvJPEG made for PNGs: %s", r.codec_note);
+    ts_batch_result_free(&r);
+}
+
 int main(void)
 {
     ts_err err = {0};
@@ -278,6 +302,7 @@ int main(void)
     ts_gpu_codec_destroy(c);
     mixed_folder(root, TS_CODEC_GPU);
     if (hardware) mixed_folder(root, TS_CODEC_AUTO);
+    png_only_folder(root);
     bu_rmtree(root);
     return check_exit();
 }

@@ -352,6 +352,7 @@ typedef struct batch {
     ts_pool *pool;            /* CPU ops: the tiles of every image in flight share these threads */
     ts_allocator decode_alloc;/* GPU runs: pinned when a pool has room, else pageable; CPU runs: the pool's buffers */
     int use_gpu;
+    int wants_jpeg;           /* some input or output is a JPEG: nvJPEG may take part */
     int nworkers;
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -1013,6 +1014,7 @@ static void start_gpu_codec(batch *b, int device)
         snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (asked for with --codec cpu)");
         return;
     }
+    if (!b->wants_jpeg) return;   /* no JPEG in or out: nvJPEG's second of set-up and release buys nothing */
     b->codec_device = device;
     b->codec_ready = 0;
     if (pthread_create(&b->codec_thread, NULL, codec_thread_main, b) == 0) b->codec_thread_running = 1;
@@ -1350,6 +1352,9 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     b.budget = o->memory ? o->memory : ts_default_memory_budget();
     r->memory_budget = b.budget;
     b.gpu_left = work;
+    for (int i = 0; i < r->n_images && !b.wants_jpeg; i++)
+        b.wants_jpeg = b.jobs[i].state != ST_DONE &&
+                       (b.jobs[i].out_format == TS_FMT_JPEG || ts_format_from_path(r->images[i].input) == TS_FMT_JPEG);
 
     if (!o->dry_run && work > 0 && b.use_gpu && (st = start_engines(&b, err)) != TS_OK) {
         batch_cleanup(&b);

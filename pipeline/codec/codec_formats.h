@@ -13,6 +13,8 @@ ts_status ts_png_probe(FILE *f, const char *path, ts_image_info *info, ts_err *e
 ts_status ts_png_load(FILE *f, const char *path, const ts_load_limits *lim,
                       const ts_allocator *a, ts_image *img, ts_err *err);
 ts_status ts_png_save(FILE *f, const char *path, const ts_image *img, int level, ts_err *err);
+/* The zlib strategy ts_png_save uses for img at level: Z_RLE or Z_DEFAULT_STRATEGY. */
+int ts_png_pick_strategy(const ts_image *img, int level);
 
 /* JPEG (codec_jpeg.c) */
 #define TS_JPEG_MAX_SCANS 1000

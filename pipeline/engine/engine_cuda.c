@@ -100,11 +100,16 @@ static size_t pool_next_size(const pinned_pool *p, size_t need)
     return size;
 }
 
-/* size bytes of page-locked memory. cudaHostRegister on fresh pages pins
- * about 10x faster than cudaHostAlloc (measured 5 ms against 50 ms for
- * 133 MB), so the pool can grow while a batch runs; cudaHostAlloc is the
- * fallback. Portable either way: an
- * image decoded into it may go to any device's engine. */
+/* size bytes of page-locked memory: an mmap'd block, its pages faulted in
+ * here, then cudaHostRegister'ed; cudaHostAlloc is the fallback. Portable
+ * either way: an image decoded into it may go to any device's engine.
+ * Faulting the pages in first (one write per 4 KB page, a 2 MB huge page
+ * at a time where the kernel gives them) lets the threads that grow the
+ * pool at once do that work side by side; left to cudaHostRegister it did
+ * not spread over threads (4 GB pinned on 8 threads took 0.8-1.1 s, on
+ * 4 threads 0.5-1.2 s). Measured on the H200 machine, 160 photos through
+ * blur, sepia and transpose with CPU codecs, three runs each in one call:
+ * 1.81-1.97 s with the pages faulted here, 2.19-2.31 s without. */
 static void *pin_block(size_t size, int *registered)
 {
     void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -112,6 +117,7 @@ static void *pin_block(size_t size, int *registered)
 #ifdef MADV_HUGEPAGE
         madvise(base, size, MADV_HUGEPAGE);   /* fewer pages to fault in and pin */
 #endif
+        for (size_t off = 0; off < size; off += 4096) ((volatile unsigned char *)base)[off] = 0;
         if (cudaHostRegister(base, size, cudaHostRegisterPortable) == cudaSuccess) {
             *registered = 1;
             return base;
