@@ -1356,6 +1356,13 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         b.wants_jpeg = b.jobs[i].state != ST_DONE &&
                        (b.jobs[i].out_format == TS_FMT_JPEG || ts_format_from_path(r->images[i].input) == TS_FMT_JPEG);
 
+    /* The engines start before the first decode. Measured on the H200
+     * machine (160 photos, CPU codecs, in one call) and dropped: starting
+     * them while the workers already decoded, into ordinary memory, took
+     * 2.12-2.42 s against 1.81-1.97 (those images filled the budget, then
+     * went through the engine's bounce buffers one copy at a time), and
+     * pinning 4 GB for the pool up front added 0.8-0.9 s of set-up to
+     * save 0.4-0.5 s of work. */
     if (!o->dry_run && work > 0 && b.use_gpu && (st = start_engines(&b, err)) != TS_OK) {
         batch_cleanup(&b);
         return st;
