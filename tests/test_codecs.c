@@ -7,9 +7,9 @@
 #include "codec_test.h"
 #include "codec_internal.h"
 #include "codec_formats.h"
+#include "tilestream.h"
 
 #include <zlib.h>
-#include "tilestream.h"
 
 #define JDIR TS_TEST_DATA "/jpeg"
 

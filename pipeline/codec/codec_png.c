@@ -497,9 +497,9 @@ static size_t deflated_size(const unsigned char *in, size_t n, int level, int st
 
 /* zlib's strategy for this image. Z_RLE (matches at distance one only) ran
  * 1.4-2x faster than the default strategy at level 3 on photographs, and
- * made files of the same size or smaller on most of them, but a third
- * larger or more on some, and half again larger on graphics (flat fills,
- * text): measured on 2560x1600 wallpapers and a chart. So bands of rows
+ * made smaller files on six of eight, but 7% and 60% larger ones on the
+ * other two, and half again larger on graphics (flat fills, text):
+ * measured on 2560x1600 wallpapers and a chart. So bands of rows
  * spread over the image, Paeth-filtered as the writer will filter them,
  * are deflated both ways and Z_RLE is taken when it is no larger than
  * 1.02x the default. Images under 1 MB, 16-bit ones (written byte-swapped:
