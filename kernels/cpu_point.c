@@ -193,58 +193,77 @@ static CPU_AVX2 void matrix_rgba8_avx2(const mat8 *mq, const float *m, const uns
  * sit in one 32-bit lane, spread there and gathered back by a byte
  * permute (VBMI); the loads and stores of RGB8 are masked to its 48
  * bytes. */
-static CPU_AVX512 inline void mat16_run(const mat8 *q, __m512i v, __m512i *w)
+typedef struct mat16v {
+    __m512 k[9], bias[3], top;
+    int bounded;
+} mat16v;
+
+static CPU_AVX512 inline mat16v mat16_load(const mat8 *q)
 {
-    const __m512 zero = _mm512_setzero_ps(), half = _mm512_set1_ps(0.5f), top = _mm512_set1_ps(q->maxv);
+    mat16v v;
+    for (int i = 0; i < 9; i++) v.k[i] = _mm512_set1_ps(q->k[i]);
+    for (int i = 0; i < 3; i++) v.bias[i] = _mm512_set1_ps(q->bias[i]);
+    v.top = _mm512_set1_ps(q->maxv);
+    v.bounded = q->bounded;
+    return v;
+}
+
+static CPU_AVX512 inline __m512i mat16_run(const mat16v *q, __m512i v)
+{
+    const __m512 zero = _mm512_setzero_ps(), half = _mm512_set1_ps(0.5f);
     const __m512i ff = _mm512_set1_epi32(0xff), izero = _mm512_setzero_si512();
     __m512 r = _mm512_cvtepi32_ps(_mm512_and_si512(v, ff));
     __m512 g = _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(v, 8), ff));
     __m512 b = _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(v, 16), ff));
     __m512i acc = _mm512_and_si512(v, _mm512_set1_epi32((int)0xff000000u));   /* alpha, or 0 */
     for (int i = 0; i < 3; i++) {
-        __m512 x = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(q->k[3 * i]), r),
-                                 _mm512_mul_ps(_mm512_set1_ps(q->k[3 * i + 1]), g));
-        x = _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(q->k[3 * i + 2]), b));
-        x = _mm512_add_ps(x, _mm512_set1_ps(q->bias[i]));
-        if (!q->bounded) x = _mm512_min_ps(_mm512_max_ps(x, zero), top);
+        __m512 x = _mm512_add_ps(_mm512_mul_ps(q->k[3 * i], r), _mm512_mul_ps(q->k[3 * i + 1], g));
+        x = _mm512_add_ps(x, _mm512_mul_ps(q->k[3 * i + 2], b));
+        x = _mm512_add_ps(x, q->bias[i]);
+        if (!q->bounded) x = _mm512_min_ps(_mm512_max_ps(x, zero), q->top);
         __m512i o = _mm512_cvttps_epi32(_mm512_add_ps(x, half));
         if (q->bounded) o = _mm512_min_epi32(_mm512_max_epi32(o, izero), ff);
         acc = _mm512_or_si512(acc, _mm512_slli_epi32(o, 8 * i));
     }
-    *w = acc;
+    return acc;
 }
 
-static CPU_AVX512 void matrix_rgb8_avx512(const mat8 *q, const float *m, const unsigned char *restrict in,
+/* Byte permutes for RGB8: pixel p's three bytes (3p..3p+2) into lane p
+ * (4p..4p+2, the fourth zeroed by the mask), and back. */
+static const unsigned char rgb_spread_at[64] = {
+    0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0,
+    12, 13, 14, 0, 15, 16, 17, 0, 18, 19, 20, 0, 21, 22, 23, 0,
+    24, 25, 26, 0, 27, 28, 29, 0, 30, 31, 32, 0, 33, 34, 35, 0,
+    36, 37, 38, 0, 39, 40, 41, 0, 42, 43, 44, 0, 45, 46, 47, 0};
+static const unsigned char rgb_pack_at[64] = {
+    0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 17, 18, 20,
+    21, 22, 24, 25, 26, 28, 29, 30, 32, 33, 34, 36, 37, 38, 40, 41,
+    42, 44, 45, 46, 48, 49, 50, 52, 53, 54, 56, 57, 58, 60, 61, 62,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+static CPU_AVX512 void matrix_rgb8_avx512(const mat8 *mq, const float *m, const unsigned char *restrict in,
                                           unsigned char *restrict out, int n)
 {
-    unsigned char spread_at[64], pack_at[64];
-    for (int p = 0; p < 16; p++)
-        for (int c = 0; c < 4; c++) {
-            spread_at[4 * p + c] = (unsigned char)(c < 3 ? 3 * p + c : 0);
-            if (c < 3) pack_at[3 * p + c] = (unsigned char)(4 * p + c);
-        }
-    memset(pack_at + 48, 0, 16);
-    const __m512i spread = _mm512_loadu_si512(spread_at), pack = _mm512_loadu_si512(pack_at);
+    const mat16v q = mat16_load(mq);
+    const __m512i spread = _mm512_loadu_si512(rgb_spread_at), pack = _mm512_loadu_si512(rgb_pack_at);
     const __mmask64 rgb = 0x7777777777777777ull, bytes48 = (1ull << 48) - 1;
     int x = 0;
     for (; x + 16 <= n; x += 16) {
-        __m512i v = _mm512_maskz_loadu_epi8(bytes48, in + 3 * (size_t)x), w;
-        mat16_run(q, _mm512_maskz_permutexvar_epi8(rgb, spread, v), &w);
+        __m512i v = _mm512_maskz_loadu_epi8(bytes48, in + 3 * (size_t)x);
+        __m512i w = mat16_run(&q, _mm512_maskz_permutexvar_epi8(rgb, spread, v));
         _mm512_mask_storeu_epi8(out + 3 * (size_t)x, bytes48, _mm512_permutexvar_epi8(pack, w));
     }
-    if (x < n) matrix_rgb8_avx2(q, m, in + 3 * (size_t)x, out + 3 * (size_t)x, n - x);
+    if (x < n) matrix_rgb8_avx2(mq, m, in + 3 * (size_t)x, out + 3 * (size_t)x, n - x);
 }
 
-static CPU_AVX512 void matrix_rgba8_avx512(const mat8 *q, const float *m, const unsigned char *restrict in,
+static CPU_AVX512 void matrix_rgba8_avx512(const mat8 *mq, const float *m, const unsigned char *restrict in,
                                            unsigned char *restrict out, int n)
 {
+    const mat16v q = mat16_load(mq);
     int x = 0;
-    for (; x + 16 <= n; x += 16) {
-        __m512i w;
-        mat16_run(q, _mm512_loadu_si512(in + 4 * (size_t)x), &w);
-        _mm512_storeu_si512(out + 4 * (size_t)x, w);
-    }
-    if (x < n) matrix_rgba8_avx2(q, m, in + 4 * (size_t)x, out + 4 * (size_t)x, n - x);
+    for (; x + 16 <= n; x += 16)
+        _mm512_storeu_si512(out + 4 * (size_t)x, mat16_run(&q, _mm512_loadu_si512(in + 4 * (size_t)x)));
+    if (x < n) matrix_rgba8_avx2(mq, m, in + 4 * (size_t)x, out + 4 * (size_t)x, n - x);
 }
 #endif
 
