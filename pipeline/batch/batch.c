@@ -320,7 +320,7 @@ typedef struct job {
     int scale;                /* decode at 1/scale (shrink on load); 1 = whole */
     ts_chain *chain;          /* this image's chain when shrunk on load, else NULL */
     int out_on_device;        /* out stays on the GPU for nvJPEG to encode */
-    int cpu_decode;           /* not for nvJPEG (not JPEG, progressive, not 3 channels, 12-bit): libjpeg-turbo's */
+    int cpu_decode;           /* not for nvJPEG (not JPEG, not 3 channels, 12-bit): libjpeg-turbo's */
 } job;
 
 /* A FIFO of job indices; each index enters a queue at most once. */
@@ -522,10 +522,10 @@ static void probe(batch *b, int i)
         return;
     }
     if (info.format == TS_FMT_JPEG && info.bit_depth == 8) j->scale = shrink_plan(b, info.w, info.h, info.orientation, &j->chain);
-    /* Progressive JPEGs are not for the hardware decoder, and the hybrid
-     * backend decodes their Huffman on a CPU core too: libjpeg-turbo does
-     * the whole decode there no slower, without reading the file twice. */
-    j->cpu_decode = info.format != TS_FMT_JPEG || info.progressive || info.c != 3 || info.bit_depth != 8;
+    /* Progressive JPEGs are for nvJPEG too: not its hardware decoder, but
+     * its GPU_HYBRID backend takes a quarter of libjpeg-turbo's CPU time
+     * for them (codec_nvjpeg.c). */
+    j->cpu_decode = info.format != TS_FMT_JPEG || info.c != 3 || info.bit_depth != 8;
     int c = info.c, o = b->o->keep_orientation ? 1 : info.orientation;
     uint64_t w = ((uint64_t)info.w + (uint64_t)j->scale - 1) / (uint64_t)j->scale;
     uint64_t h = ((uint64_t)info.h + (uint64_t)j->scale - 1) / (uint64_t)j->scale;

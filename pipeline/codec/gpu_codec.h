@@ -6,8 +6,9 @@
  *
  * A codec (one per device) holds the nvJPEG library handle and, with the
  * hardware decoder, the thread that decodes the coders' files in batches;
- * a coder (one per thread) holds the decode and encode state, a stream and
- * buffers. */
+ * a coder (one per thread) holds the GPU_HYBRID decoder (for progressive
+ * files, and all files without the hardware decoder), the encode state, a
+ * stream and buffers. */
 #ifndef TS_GPU_CODEC_H
 #define TS_GPU_CODEC_H
 
@@ -28,9 +29,8 @@ void ts_gpu_coder_destroy(ts_gpu_coder *k);
 /* Decode a JPEG on the device into img: its pixels stay on the device,
  * allocated from device_alloc, or with device_alloc NULL come back to host
  * memory from opts->allocator.
- * *cpu = 1 (any status) means: this file is not for nvJPEG (progressive on
- * the hardware decoder, CMYK, grey, 12-bit, or nvJPEG refused it): decode
- * it on the CPU. With *cpu = 0 a failure is the file's (limits, header). */
+ * *cpu = 1 (any status) means: this file is not for nvJPEG (CMYK, grey,
+ * 12-bit, or nvJPEG refused it): decode it on the CPU. With *cpu = 0 a failure is the file's (limits, header). */
 ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts,
                              const ts_allocator *device_alloc, ts_image *img, int *cpu, ts_err *err);
 /* Encode an 8-bit RGB image (its pixels in device memory when on_device,
