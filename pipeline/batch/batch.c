@@ -523,8 +523,8 @@ static void probe(batch *b, int i)
     }
     if (info.format == TS_FMT_JPEG && info.bit_depth == 8) j->scale = shrink_plan(b, info.w, info.h, info.orientation, &j->chain);
     /* Progressive JPEGs are for nvJPEG too: not its hardware decoder, but
-     * its GPU_HYBRID backend takes a quarter of libjpeg-turbo's CPU time
-     * for them (codec_nvjpeg.c). */
+     * its GPU_HYBRID backend, which leaves the cores nearly free where
+     * libjpeg-turbo keeps them busy (codec_nvjpeg.c). */
     j->cpu_decode = info.format != TS_FMT_JPEG || info.c != 3 || info.bit_depth != 8;
     int c = info.c, o = b->o->keep_orientation ? 1 : info.orientation;
     uint64_t w = ((uint64_t)info.w + (uint64_t)j->scale - 1) / (uint64_t)j->scale;

@@ -106,15 +106,18 @@ struct ts_gpu_codec {
     nvjpegJpegState_t batch_state;
     int batch_size;           /* what batch_state is initialised for */
     cudaStream_t batch_stream;
+    cudaEvent_t batch_done;
 };
 
 /* What the hardware decoder does not take (progressive files above all),
  * and every file where the card has no hardware decoder, is decoded by the
  * GPU_HYBRID backend through nvJPEG's decoupled API: the CPU part
  * (nvjpegDecodeJpegHost) on the calling worker, the rest on the coder's
- * stream. Measured on the H200 machine on 150 progressive 2-24 MP photos,
- * 16 threads: 5.4 s of CPU time against libjpeg-turbo's 24.2 s (and the
- * HYBRID backend's 12.3 s), so these files no longer keep the cores full. */
+ * stream. Measured on the H200 machine on 150 progressive 2-24 MP photos
+ * (1791 MP), 16 threads: 1.0 s against libjpeg-turbo's 1.7 s, and 5.4 s of
+ * CPU time (0.8 s of it the host part, the rest spinning in
+ * cudaStreamSynchronize) against libjpeg-turbo's 24.2 s; the HYBRID backend
+ * (Huffman on the CPU) took 1.3 s and 12.3 s. */
 typedef struct hybrid_decoder {
     nvjpegJpegDecoder_t dec;
     nvjpegJpegState_t state;
@@ -127,6 +130,7 @@ typedef struct hybrid_decoder {
 struct ts_gpu_coder {
     ts_gpu_codec *c;
     cudaStream_t stream;
+    cudaEvent_t done;         /* recorded on stream to wait without spinning */
     hybrid_decoder hyb;       /* made on first use */
     nvjpegJpegStream_t parsed;
     nvjpegEncoderState_t enc;
@@ -168,6 +172,22 @@ static ts_status cu_fail(cudaError_t e, const char *path, const char *what, ts_e
 
 int ts_gpu_codec_built(void) { return 1; }
 
+/* Wait for what is queued on stream. cudaStreamSynchronize spins a core
+ * until the GPU is done; an event made with cudaEventBlockingSync lets the
+ * thread sleep, leaving the core to other workers' CPU work meanwhile (a
+ * worker waits about 27 ms on a 13 MP progressive file's GPU_HYBRID
+ * decode, and the spinning counted as CPU time in the measurements above). */
+static cudaError_t wait_for(cudaStream_t stream, cudaEvent_t done)
+{
+    cudaError_t ce = cudaEventRecord(done, stream);
+    return ce == cudaSuccess ? cudaEventSynchronize(done) : ce;
+}
+
+static cudaError_t make_wait_event(cudaEvent_t *e)
+{
+    return cudaEventCreateWithFlags(e, cudaEventBlockingSync | cudaEventDisableTiming);
+}
+
 /* Decode n files in one call; on failure (a damaged file spoils the batch)
  * each alone, so that only the bad ones go back to the CPU decoder. */
 static void decode_batch(ts_gpu_codec *c, hw_request **r, int n)
@@ -186,7 +206,7 @@ static void decode_batch(ts_gpu_codec *c, hw_request **r, int n)
         c->batch_size = s == NVJPEG_STATUS_SUCCESS ? n : 0;
     }
     if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeBatched(c->h, c->batch_state, data, len, out, c->batch_stream);
-    if (s == NVJPEG_STATUS_SUCCESS && cudaStreamSynchronize(c->batch_stream) != cudaSuccess) {
+    if (s == NVJPEG_STATUS_SUCCESS && wait_for(c->batch_stream, c->batch_done) != cudaSuccess) {
         cudaGetLastError();
         s = NVJPEG_STATUS_EXECUTION_FAILED;
     }
@@ -242,6 +262,7 @@ static ts_status start_batcher(ts_gpu_codec *c, ts_err *err)
     nvjpegStatus_t s = nvjpegJpegStateCreate(c->h, &c->batch_state);
     if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, "nvJPEG", "nvjpegJpegStateCreate", err);
     cudaError_t ce = cudaStreamCreateWithFlags(&c->batch_stream, cudaStreamNonBlocking);
+    if (ce == cudaSuccess) ce = make_wait_event(&c->batch_done);
     if (ce != cudaSuccess) return cu_fail(ce, "nvJPEG", "cudaStreamCreate", err);
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->wake, NULL);
@@ -308,6 +329,7 @@ void ts_gpu_codec_destroy(ts_gpu_codec *c)
     }
     if (c->batch_state) nvjpegJpegStateDestroy(c->batch_state);
     if (c->batch_stream) cudaStreamDestroy(c->batch_stream);
+    if (c->batch_done) cudaEventDestroy(c->batch_done);
     nvjpegDestroy(c->h);
     free(c);
 }
@@ -334,6 +356,7 @@ void ts_gpu_coder_destroy(ts_gpu_coder *k)
     cudaFree(k->dev);
     cudaFreeHost(k->bits);
     if (k->stream) cudaStreamDestroy(k->stream);
+    if (k->done) cudaEventDestroy(k->done);
     free(k);
 }
 
@@ -348,6 +371,7 @@ ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err)
     ts_status st = TS_OK;
     nvjpegStatus_t s = NVJPEG_STATUS_SUCCESS;
     ce = cudaStreamCreateWithFlags(&k->stream, cudaStreamNonBlocking);
+    if (ce == cudaSuccess) ce = make_wait_event(&k->done);
     if (ce != cudaSuccess) st = cu_fail(ce, "nvJPEG", "cudaStreamCreate", err);
     /* No hardware decode state here: the batcher's does that decoding, and
      * each hardware state takes over a second to make when the workers make
@@ -432,17 +456,27 @@ static nvjpegStatus_t hybrid_ready(ts_gpu_coder *k)
     return s;
 }
 
-/* Decode data with the GPU_HYBRID decoder: the Huffman decode's host part
- * here, the rest queued on k->stream (complete after a sync). */
+/* Decode data with the GPU_HYBRID decoder, complete on return.
+ * On a progressive file the host part is short (150 files of 2-24 MP: 0.8 s
+ * of the workers' time) and the GPU part long: 27 ms for 13 MP with one
+ * thread, and the GPU parts of several threads overlap only so far (1.9
+ * GP/s with 16 threads, no more with 32 or 48; H200 machine). Sending the
+ * files beyond 4 or 8 such decodes at once to libjpeg-turbo instead was
+ * tried and made the folder job no faster (103.6-107.9 images/s against
+ * 107.5-107.8 without a limit, in one call), so every worker uses it. */
 static nvjpegStatus_t hybrid_decode(ts_gpu_coder *k, const unsigned char *data, size_t len, nvjpegImage_t *out)
 {
-    nvjpegHandle_t h = k->c->h;
+    ts_gpu_codec *c = k->c;
     hybrid_decoder *d = &k->hyb;
     nvjpegStatus_t s = hybrid_ready(k);
-    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegJpegStreamParse(h, data, len, 0, 0, k->parsed);
-    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeJpegHost(h, d->dec, d->state, d->params, k->parsed);
-    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeJpegTransferToDevice(h, d->dec, d->state, k->parsed, k->stream);
-    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeJpegDevice(h, d->dec, d->state, out, k->stream);
+    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegJpegStreamParse(c->h, data, len, 0, 0, k->parsed);
+    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeJpegHost(c->h, d->dec, d->state, d->params, k->parsed);
+    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeJpegTransferToDevice(c->h, d->dec, d->state, k->parsed, k->stream);
+    if (s == NVJPEG_STATUS_SUCCESS) s = nvjpegDecodeJpegDevice(c->h, d->dec, d->state, out, k->stream);
+    if (s == NVJPEG_STATUS_SUCCESS && wait_for(k->stream, k->done) != cudaSuccess) {
+        cudaGetLastError();
+        s = NVJPEG_STATUS_EXECUTION_FAILED;
+    }
     return s;
 }
 
@@ -493,7 +527,7 @@ static ts_status download(ts_gpu_coder *k, const char *path, ts_image *meta, con
     if (st != TS_OK) return ts_err_set(err, st, "%s: %s", path, why.msg);
     cudaError_t ce = cudaMemcpy2DAsync(img->data, img->stride, k->dev, (size_t)w * 3, (size_t)w * 3, (size_t)h,
                                        cudaMemcpyDeviceToHost, k->stream);
-    if (ce == cudaSuccess) ce = cudaStreamSynchronize(k->stream);
+    if (ce == cudaSuccess) ce = wait_for(k->stream, k->done);
     if (ce != cudaSuccess) {
         ts_image_free(img);
         return cu_fail(ce, path, "nvJPEG decode (or copying its pixels back)", err);
@@ -514,7 +548,7 @@ static ts_status decode_into_device_image(ts_gpu_coder *k, const char *path, ts_
         return ts_err_set(err, st, "%s: %s", path, why.msg);
     }
     st = decode_on_device(k, path, len, w, h, img->data, img->stride, cpu, err);
-    cudaError_t ce = cudaStreamSynchronize(k->stream);
+    cudaError_t ce = wait_for(k->stream, k->done);
     if (st == TS_OK && ce != cudaSuccess) st = cu_fail(ce, path, "nvJPEG decode", err);
     if (st != TS_OK) {
         ts_image_free(img);
@@ -624,11 +658,11 @@ static ts_status encode_on_device(ts_gpu_coder *k, const char *path, const ts_im
     size_t n = 0;
     s = nvjpegEncodeRetrieveBitstream(c->h, k->enc, NULL, &n, k->stream);
     if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, path, "nvjpegEncodeRetrieveBitstream (size)", err);
-    if ((ce = cudaStreamSynchronize(k->stream)) != cudaSuccess) return cu_fail(ce, path, "nvJPEG encode", err);
+    if ((ce = wait_for(k->stream, k->done)) != cudaSuccess) return cu_fail(ce, path, "nvJPEG encode", err);
     if ((st = reserve(k, 1, n, path, err)) != TS_OK) return st;
     s = nvjpegEncodeRetrieveBitstream(c->h, k->enc, k->bits, &n, k->stream);
     if (s != NVJPEG_STATUS_SUCCESS) return nv_fail(s, path, "nvjpegEncodeRetrieveBitstream", err);
-    if ((ce = cudaStreamSynchronize(k->stream)) != cudaSuccess) return cu_fail(ce, path, "nvJPEG encode", err);
+    if ((ce = wait_for(k->stream, k->done)) != cudaSuccess) return cu_fail(ce, path, "nvJPEG encode", err);
     *len = n;
     return TS_OK;
 }
