@@ -547,7 +547,7 @@ static ts_status codec_wait(batch *b, ts_err *err);
  * H200 machine, handing them to the CPU codecs meanwhile made the folder
  * job slower (60 against 72 images/s), the hardware decoder being that
  * much faster once ready. Decoding meanwhile only the files that go to the
- * CPU codecs anyway (progressive JPEGs) was slower too: beside those
+ * CPU codecs anyway (then progressive JPEGs) was slower too: beside those
  * decodes nvJPEG's set-up took 1.7-1.8 s instead of 0.85, and the run made
  * 51 images/s against 58-64 without them (160 photos, in one call).
  * Tried again with the workers choosing, while nvJPEG was not ready, the

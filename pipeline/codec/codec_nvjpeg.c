@@ -459,10 +459,10 @@ static nvjpegStatus_t hybrid_ready(ts_gpu_coder *k)
 /* Decode data with the GPU_HYBRID decoder, complete on return.
  * On a progressive file the host part is short (150 files of 2-24 MP: 0.8 s
  * of the workers' time) and the GPU part long: 27 ms for 13 MP with one
- * thread, and the GPU parts of several threads overlap only so far (1.9
+ * thread, and the GPU parts of several threads overlap only so far (1.7-2.0
  * GP/s with 16 threads, no more with 32 or 48; H200 machine). Sending the
  * files beyond 4 or 8 such decodes at once to libjpeg-turbo instead was
- * tried and made the folder job no faster (103.6-107.9 images/s against
+ * tried and made the folder job no faster (98.0-107.9 images/s against
  * 107.5-107.8 without a limit, in one call), so every worker uses it. */
 static nvjpegStatus_t hybrid_decode(ts_gpu_coder *k, const unsigned char *data, size_t len, nvjpegImage_t *out)
 {
