@@ -102,6 +102,20 @@ int main(void)
     ts_image_free(&a);
     ts_image_free(&c);
 
+    /* GPU decoders take only streams that end with EOI; a progressive
+     * file cut short goes to libjpeg-turbo */
+    CHECK(ts_jpeg_ends_with_eoi(stream, n));
+    CHECK(!ts_jpeg_ends_with_eoi(stream, n - 1));
+    CHECK(!ts_jpeg_ends_with_eoi(stream, n / 2));
+    CHECK(!ts_jpeg_ends_with_eoi(NULL, 0));
+    size_t pn = 0;
+    char prog[8400];
+    snprintf(prog, sizeof prog, "%s/jpeg/progressive.jpg", TS_TEST_DATA);
+    unsigned char *pbytes = bu_slurp(prog, &pn);
+    CHECK(pbytes && ts_jpeg_ends_with_eoi(pbytes, pn));
+    if (pbytes) CHECK(!ts_jpeg_ends_with_eoi(pbytes, pn - 100));
+    free(pbytes);
+
     /* not a JPEG stream: refused, and no file left behind */
     char bad[8400];
     snprintf(bad, sizeof bad, "%s/bad.jpg", root);

@@ -29,6 +29,11 @@ ts_status ts_jpeg_save(FILE *f, const char *path, const ts_image *img,
  * decoders). */
 ts_status ts_jpeg_load_header(FILE *f, const char *path, const ts_load_limits *lim, ts_image *meta,
                               ts_image_info *info, ts_err *err);
+/* 1 when the stream ends with the EOI marker, as a whole file does. GPU
+ * decoders take only such files: one cut short, or with bytes after EOI,
+ * goes to libjpeg-turbo, which names any damage (what nvJPEG makes of a
+ * truncated progressive file is not pinned down). */
+int ts_jpeg_ends_with_eoi(const unsigned char *data, size_t len);
 /* Write a JPEG stream made elsewhere (nvJPEG) with img's EXIF, XMP and ICC
  * added after SOI (and JFIF APP0) as the CPU writer stores them. */
 ts_status ts_jpeg_write_bitstream(FILE *f, const char *path, const ts_image *img, const unsigned char *bits,

@@ -661,6 +661,11 @@ static int put_icc(FILE *f, const unsigned char *icc, size_t len)
     return 1;
 }
 
+int ts_jpeg_ends_with_eoi(const unsigned char *data, size_t len)
+{
+    return data && len >= 4 && data[len - 2] == 0xFF && data[len - 1] == 0xD9;
+}
+
 ts_status ts_jpeg_write_bitstream(FILE *f, const char *path, const ts_image *img, const unsigned char *bits,
                                   size_t len, ts_err *err)
 {

@@ -491,6 +491,10 @@ static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len,
     nvjpegStatus_t s;
     const unsigned char *data = k->bits;
     int batched = 0;
+    if (!ts_jpeg_ends_with_eoi(data, len)) {
+        *cpu = 1;
+        return ts_err_set(err, TS_E_FORMAT, "%s: does not end with EOI: left to libjpeg-turbo", path);
+    }
     if (c->hardware) {
         int supported = -1;
         s = nvjpegJpegStreamParseHeader(c->h, data, len, k->parsed);

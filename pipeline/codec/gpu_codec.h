@@ -30,7 +30,8 @@ void ts_gpu_coder_destroy(ts_gpu_coder *k);
  * allocated from device_alloc, or with device_alloc NULL come back to host
  * memory from opts->allocator.
  * *cpu = 1 (any status) means: this file is not for nvJPEG (CMYK, grey,
- * 12-bit, or nvJPEG refused it): decode it on the CPU. With *cpu = 0 a failure is the file's (limits, header). */
+ * 12-bit, not ending with EOI, or nvJPEG refused it): decode it on the
+ * CPU. With *cpu = 0 a failure is the file's (limits, header). */
 ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_opts *opts,
                              const ts_allocator *device_alloc, ts_image *img, int *cpu, ts_err *err);
 /* Encode an 8-bit RGB image (its pixels in device memory when on_device,
