@@ -557,7 +557,12 @@ static ts_status codec_wait(batch *b, ts_err *err);
  * one), the CPU encodes (2.8 s of worker time for 61 images) costing the
  * cores that the progressive decodes (12-14 s) already keep full. More
  * workers than cores (-j 32, for the ones waiting on the GPU) were slower
- * too: 51-57 against 64-72. */
+ * too: 51-57 against 64-72. Measured again once progressive files went to
+ * the GPU too (300 photos, one call): decoding on the CPU whatever came
+ * while nvJPEG was not ready made its set-up 0.73-0.77 s instead of 0.38
+ * and the run 105.3-105.8 images/s against 104.9-107.9 waiting (and 114.7-
+ * 115.0 against 115.0-125.1 once the hardware decoder's state was made
+ * beside the work, codec_nvjpeg.c). */
 static ts_gpu_coder *coder_for(batch *b, int w)
 {
     codec_wait(b, NULL);

@@ -23,6 +23,10 @@ int ts_gpu_codec_built(void);
  * (A100, H100, H200) is there, else the hybrid backend is used. */
 ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_err *err);
 void ts_gpu_codec_destroy(ts_gpu_codec *c);
+/* The hardware decoder's state is made beside the first files (a few tenths
+ * of a second; until then GPU_HYBRID decodes them all). Waits until it is
+ * made; 1 when the hardware decoder takes files now, 0 when it never will. */
+int ts_gpu_codec_wait_hardware(ts_gpu_codec *c);
 ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err);
 void ts_gpu_coder_destroy(ts_gpu_coder *k);
 
