@@ -214,7 +214,7 @@ def main():
             if a_key in rows and b_key in rows:
                 r = rows[a_key]["images_per_s"] / rows[b_key]["images_per_s"]
                 res.setdefault("ratios", {})[label] = r
-                print(f"   {label:<58} {r:6.2f}   (target {target})")
+                print(f"   {label:<58} {r:6.2f}" + (f"   (target {target})" if target else ""))
 
         print("\n3. ratios")
         ratio("ts_auto", "opencv", "tilestream GPU codecs (auto) / OpenCV full job", ">= 3")

@@ -42,6 +42,7 @@ ts_status ts_gpu_codec_create(int device, ts_gpu_codec **out, int *hardware, ts_
 
 void ts_gpu_codec_destroy(ts_gpu_codec *c) { (void)c; }
 int ts_gpu_codec_wait_hardware(ts_gpu_codec *c) { (void)c; return 0; }
+void ts_gpu_codec_end_decoding(ts_gpu_codec *c) { (void)c; }
 
 ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err)
 {
@@ -103,7 +104,7 @@ struct ts_gpu_codec {
     pthread_mutex_t lock;
     pthread_cond_t wake, finished;
     hw_request *head, *tail;
-    int stopping, batcher_running;
+    int stopping, batcher_running, locks_made;
     pthread_t batcher;
     nvjpegJpegState_t batch_state;
     int batch_size;           /* what batch_state is initialised for */
@@ -302,18 +303,39 @@ static void *batcher_main(void *p)
 }
 
 /* Queue one file for the batcher and wait until it is decoded (the pixels
- * are on the device when this returns). */
-static nvjpegStatus_t hw_decode(ts_gpu_codec *c, const unsigned char *data, size_t len, const nvjpegImage_t *out)
+ * are on the device when this returns, *s says how it went). 0 when the
+ * batcher has stopped (ts_gpu_codec_end_decoding): nothing was queued. */
+static int hw_decode(ts_gpu_codec *c, const unsigned char *data, size_t len, const nvjpegImage_t *out,
+                     nvjpegStatus_t *s)
 {
     hw_request r = {data, len, *out, NVJPEG_STATUS_SUCCESS, 0, NULL};
     pthread_mutex_lock(&c->lock);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
     if (c->tail) c->tail->next = &r;
     else c->head = &r;
     c->tail = &r;
     pthread_cond_signal(&c->wake);
     while (!r.done) pthread_cond_wait(&c->finished, &c->lock);
     pthread_mutex_unlock(&c->lock);
-    return r.status;
+    *s = r.status;
+    return 1;
+}
+
+/* The batcher decodes what is queued already, then ends; the files that
+ * come later go to the GPU_HYBRID decoder. */
+static void stop_batcher(ts_gpu_codec *c)
+{
+    if (!c->batcher_running) return;
+    pthread_mutex_lock(&c->lock);
+    c->stopping = 1;
+    __atomic_store_n(&c->batch_ready, 0, __ATOMIC_RELEASE);
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->batcher, NULL);
+    c->batcher_running = 0;
 }
 
 static ts_status start_batcher(ts_gpu_codec *c, ts_err *err)
@@ -324,6 +346,7 @@ static ts_status start_batcher(ts_gpu_codec *c, ts_err *err)
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->wake, NULL);
     pthread_cond_init(&c->finished, NULL);
+    c->locks_made = 1;
     if (pthread_create(&c->batcher, NULL, batcher_main, c) != 0)
         return ts_err_set(err, TS_E_NOMEM, "nvJPEG: cannot start the decode thread");
     c->batcher_running = 1;
@@ -374,12 +397,8 @@ void ts_gpu_codec_destroy(ts_gpu_codec *c)
 {
     if (!c) return;
     cudaSetDevice(c->device);
-    if (c->batcher_running) {
-        pthread_mutex_lock(&c->lock);
-        c->stopping = 1;
-        pthread_cond_signal(&c->wake);
-        pthread_mutex_unlock(&c->lock);
-        pthread_join(c->batcher, NULL);
+    stop_batcher(c);
+    if (c->locks_made) {
         pthread_mutex_destroy(&c->lock);
         pthread_cond_destroy(&c->wake);
         pthread_cond_destroy(&c->finished);
@@ -389,6 +408,15 @@ void ts_gpu_codec_destroy(ts_gpu_codec *c)
     if (c->batch_done) cudaEventDestroy(c->batch_done);
     nvjpegDestroy(c->h);
     free(c);
+}
+
+void ts_gpu_codec_end_decoding(ts_gpu_codec *c)
+{
+    if (!c) return;
+    cudaSetDevice(c->device);
+    stop_batcher(c);
+    if (c->batch_state) nvjpegJpegStateDestroy(c->batch_state);
+    c->batch_state = NULL;
 }
 
 int ts_gpu_codec_wait_hardware(ts_gpu_codec *c)
@@ -577,8 +605,10 @@ static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len,
     memset(&out, 0, sizeof out);
     out.channel[0] = dst;
     out.pitch[0] = pitch;
-    if (batched) s = hw_decode(c, data, len, &out);   /* complete on return */
-    else s = hybrid_decode(k, data, len, &out);
+    if (!batched || !hw_decode(c, data, len, &out, &s)) {   /* hw_decode: complete on return */
+        batched = 0;
+        s = hybrid_decode(k, data, len, &out);
+    }
     if (s != NVJPEG_STATUS_SUCCESS) {
         *cpu = 1;   /* refused or damaged: the CPU decoder decides and names it */
         return nv_fail(s, path, batched ? "nvjpegDecodeBatched" : "GPU_HYBRID decode", err);

@@ -27,6 +27,10 @@ void ts_gpu_codec_destroy(ts_gpu_codec *c);
  * of a second; until then GPU_HYBRID decodes them all). Waits until it is
  * made; 1 when the hardware decoder takes files now, 0 when it never will. */
 int ts_gpu_codec_wait_hardware(ts_gpu_codec *c);
+/* No more files for the hardware decoder: its state (a tenth to a third of
+ * a second to release) goes now, beside the run's last encodes, rather
+ * than in ts_gpu_codec_destroy. Files decoded after this go to GPU_HYBRID. */
+void ts_gpu_codec_end_decoding(ts_gpu_codec *c);
 ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err);
 void ts_gpu_coder_destroy(ts_gpu_coder *k);
 
