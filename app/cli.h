@@ -25,6 +25,7 @@ typedef struct cli_opts {
     int replace_input;          /* --replace-input (old name --overwrite) */
     int dry_run, keep_orientation;
     uint64_t max_pixels;
+    uint64_t max_work;          /* --max-work: JPEG decode work, samples over all scans (0 = default) */
     int accept_damaged;         /* --accept-damaged */
     uint64_t memory;            /* --memory BYTES (0 = default) */
     const char *gpus;           /* --gpus all|N|LIST */

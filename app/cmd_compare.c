@@ -268,7 +268,7 @@ static int compare_file(compare_ctx *c, const char *file, int file_index, const 
 {
     ts_err err = { 0 };
     ts_image in = { 0 };
-    ts_load_opts lo = { c->o->max_pixels, NULL, c->o->accept_damaged };
+    ts_load_opts lo = { c->o->max_pixels, NULL, c->o->accept_damaged, c->o->max_work };
     ts_status st = ts_image_load(file, &lo, &in, &err);
     if (st == TS_OK) printf("%s: %dx%d x%d %d-bit\n", file, in.w, in.h, in.c, 8 * (int)in.type);
     for (int k = 0; k < ops->n && st == TS_OK; k++) {

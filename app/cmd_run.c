@@ -11,16 +11,44 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The first SIGINT or SIGTERM asks for a clean stop: the images in flight
+ * are finished, the rest are not started. A second one stops at once,
+ * removing the temporaries of the saves in flight. SIGTERM is what
+ * `timeout`, systemd and Kubernetes send before they kill: its clean stop
+ * gets TERM_GRACE_S seconds, then ends like a second signal. The exit code
+ * is 128 + the signal's number. */
+enum { TERM_GRACE_S = 10 };
 static volatile int interrupted = 0;
+static volatile sig_atomic_t stop_signal = 0;
 
-static void on_sigint(int sig)
+static void on_stop_signal(int sig)
 {
-    (void)sig;
-    if (interrupted) { /* a second Ctrl-C or SIGTERM: stop now, leaving no temporary file */
+    if (interrupted) {
         ts_save_remove_temps();
-        _exit(EXIT_INTERRUPTED);
+        _exit(128 + (stop_signal ? stop_signal : sig));
     }
     interrupted = 1;
+    stop_signal = sig;
+    if (sig == SIGTERM) alarm(TERM_GRACE_S);
+}
+
+static void on_grace_over(int sig)
+{
+    (void)sig;
+    ts_save_remove_temps();
+    _exit(128 + SIGTERM);
+}
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_grace_over;
+    sigaction(SIGALRM, &sa, NULL);
 }
 
 /* ------------------------------------------------------------ progress */
@@ -259,6 +287,7 @@ static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
     bo->keep_orientation = o->keep_orientation;
     bo->max_pixels = o->max_pixels;
     bo->accept_damaged = o->accept_damaged;
+    bo->max_work = o->max_work;
     bo->name_template = o->name_template;
     bo->shard.count = 1;
     bo->memory = o->memory;
@@ -340,9 +369,9 @@ int cmd_run(cli_opts *o)
     bo.on_start = on_start;
     bo.on_image_begin = on_image_begin;
     bo.ctx = &p;
-    signal(SIGINT, on_sigint);
-    signal(SIGTERM, on_sigint);
+    catch_stop_signals();
     int rc = run_batch(o, &bo, &p, trace);
+    if (rc == EXIT_INTERRUPTED && stop_signal) rc = 128 + stop_signal;
     if (p.lines && fclose(p.lines) != 0 && rc != EXIT_INTERRUPTED) {
         fprintf(stderr, "tilestream: --report-lines %s: cannot write\n", o->report_lines);
         rc = EXIT_USAGE;

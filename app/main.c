@@ -1,6 +1,7 @@
 /* main.c - `tilestream`: command dispatch, option parsing, help. */
 #include "cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,8 @@ static const char *const USAGE_ALL =
     "  tilestream ops                               list ops and their parameters\n"
     "\n"
     "`tilestream COMMAND --help` shows a command's options. Exit codes: 0 all done,\n"
-    "1 some inputs failed (each named with its reason), 2 usage or fatal error, 130 interrupted.\n";
+    "1 some inputs failed (each named with its reason), 2 usage or fatal error, 130 interrupted\n"
+    "(Ctrl-C), 143 terminated (SIGTERM).\n";
 
 static const char *const USAGE_RUN =
     "usage: tilestream run [opts] INPUT... -o OUTDIR\n"
@@ -44,6 +46,8 @@ static const char *const USAGE_RUN =
     "  --dry-run            print every planned output and every refusal; write nothing\n"
     "  --keep-orientation   do not apply the EXIF orientation\n"
     "  --max-pixels N       refuse larger images (default 1073741824)\n"
+    "  --max-work N         refuse JPEGs whose scans decode more samples, e.g. 40G (default: 16\n"
+    "                       passes over the image, at least 2000000000): bounds the time per file\n"
     "  --accept-damaged     decode corrupt or truncated JPEGs as far as possible (default: refuse)\n"
     "  --memory BYTES       images in flight, decoded to encoded, e.g. 4G or 512M (default: 1/4 of RAM,\n"
     "                       at most 8G); an image larger than this runs alone\n"
@@ -57,8 +61,8 @@ static const char *const USAGE_RUN =
     "  -q, --quiet          only errors\n"
     "  -v, --verbose        a line per image, skipped ones too\n"
     "Exit codes: 0 all done; 1 some inputs failed or were refused (each named); 2 usage or fatal\n"
-    "error, found before any image is read where it can be; 130 interrupted (Ctrl-C), after the\n"
-    "images in flight are finished.\n";
+    "error, found before any image is read where it can be; 130 interrupted (Ctrl-C) or 143\n"
+    "terminated (SIGTERM), after the images in flight are finished (SIGTERM: within 10 s).\n";
 
 static const char *const USAGE_COMPARE =
     "usage: tilestream compare [opts] INPUT...\n"
@@ -70,7 +74,7 @@ static const char *const USAGE_COMPARE =
     "  --diff-out DIR       a heat map PNG of global vs texture per input and op\n"
     "  --html FILE          one self-contained page: the table and thumbnails\n"
     "  --report FILE.json   the same figures as JSON\n"
-    "  --streams N, --tile WxH, --max-pixels N (as for run)\n";
+    "  --streams N, --tile WxH, --max-pixels N, --max-work N (as for run)\n";
 
 static const char *const USAGE_BENCH =
     "usage: tilestream bench [kernels|overlap|all|cpu] [opts]\n"
@@ -119,6 +123,12 @@ static int unknown_command(const char *cmd)
 
 int main(int argc, char **argv)
 {
+    /* A closed pipe (stderr into `head`) or the file-size limit (ulimit -f)
+     * fail the write that meets them (EPIPE, EFBIG), which the caller
+     * reports for that file; by default either signal would kill the whole
+     * run and leave its temporaries. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         cli_usage(NULL);
         return EXIT_USAGE;

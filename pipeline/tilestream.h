@@ -103,7 +103,14 @@ typedef struct ts_load_opts {
     const ts_allocator *allocator;  /* NULL = malloc */
     int accept_damaged;             /* JPEG: decode corrupt or truncated data as libjpeg
                                        can (grey fill) instead of refusing the file */
+    uint64_t max_work;              /* JPEG: samples decoded, summed over the scans (a
+                                       progressive file may hold hundreds of scans, each a
+                                       pass over the image); 0 = TS_WORK_PASSES passes over
+                                       the image, at least TS_WORK_FLOOR */
 } ts_load_opts;
+
+#define TS_WORK_PASSES 16
+#define TS_WORK_FLOOR (2000ull * 1000 * 1000)
 
 #define TS_DEFAULT_MAX_PIXELS (1ull << 30)   /* about 1 gigapixel */
 
@@ -139,9 +146,12 @@ ts_status ts_image_save(const char *path, const ts_image *img,
                         const ts_save_opts *opts, ts_err *err);
 /* Remove the temporary files of the saves in flight. Async-signal-safe:
  * for a SIGINT/SIGTERM handler that ends the process at once (a second
- * Ctrl-C), so that no ".name.XXXXXX.tmp" is left behind. A save also
- * removes such leftovers of its own output older than a minute. */
+ * Ctrl-C), so that no ".name.XXXXXX.tmp" is left behind. */
 void ts_save_remove_temps(void);
+/* Remove from dir the temporaries that saves killed before their rename
+ * left (a SIGKILL, a power cut): each save locks its own while it writes,
+ * so one that nobody holds is stale. `run` sweeps every output folder. */
+void ts_save_sweep_temps(const char *dir);
 
 /* ------------------------------------------------------------ op chains */
 
@@ -357,6 +367,7 @@ typedef struct ts_batch_opts {
     int keep_orientation;     /* 1 = do not apply EXIF orientation */
     uint64_t max_pixels;      /* 0 = TS_DEFAULT_MAX_PIXELS */
     int accept_damaged;       /* as ts_load_opts.accept_damaged */
+    uint64_t max_work;        /* as ts_load_opts.max_work */
     uint64_t memory;          /* bytes of images in flight, decoded to encoded
                                  (0 = ts_default_memory_budget()); an image larger than
                                  this runs alone */
@@ -416,6 +427,24 @@ ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_t
 /* One image as a one-line JSON object (no newline; malloc'd, NULL when out
  * of memory): the lines of --report-lines, the entries of "files". */
 char *ts_report_image_json(const ts_image_result *im);
+
+/* (pipeline/batch/inputs.c) The files a run reads: files named, and folders
+ * walked recursively in name order (hidden entries and the output folder
+ * left out). rel is the entry's path in the output tree ("photos/a.jpg");
+ * error, when not NULL, is why the entry cannot be read (a folder that will
+ * not open, a link loop, a FIFO named as an input): a failed entry, the
+ * others carry on. */
+typedef struct ts_input {
+    char *path, *rel, *error;
+} ts_input;
+typedef struct ts_input_list {
+    ts_input *v;
+    int n, cap;
+} ts_input_list;
+ts_status ts_inputs_collect(const char *const *inputs, int n, const char *outdir, ts_input_list *l, ts_err *err);
+void ts_inputs_free(ts_input_list *l);
+/* 1 when a name found in a folder is one tilestream reads (.png, .jpg, .jpeg). */
+int ts_input_extension_ok(const char *name);
 
 /* (pipeline/batch/outname.c) Output names. The template's fields: {dir} the
  * input's folder in the default layout (below outdir, "" for a file given

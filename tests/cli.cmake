@@ -13,3 +13,6 @@ target_compile_options(json_check PRIVATE ${TS_C_WARNINGS})
 add_test(NAME test_cli_ux COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_ux.sh $<TARGET_FILE:tilestream_cli>
          ${PROJECT_SOURCE_DIR} $<TARGET_FILE:json_check>)
 set_tests_properties(test_cli_ux PROPERTIES LABELS cpu ENVIRONMENT "TS_TEST_STB=${TS_HAVE_STB}")
+# Nothing lost, nothing outside OUTDIR: other inputs, templates, links, FIFOs, signals, stale temporaries.
+add_test(NAME test_cli_safety COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_safety.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_cli_safety PROPERTIES LABELS cpu)

@@ -37,7 +37,7 @@ static ts_status expect_failure(const char *path, ts_status want, ts_status also
     if (!p)
         p = &local;
     ts_allocator a = {pool_alloc, pool_free, p};
-    ts_load_opts opts = {0, &a, 0};
+    ts_load_opts opts = {0, &a, 0, 0};
     ts_image img;
     ts_err err = {0};
     ts_status st = ts_image_load(path, &opts, &img, &err);
@@ -105,7 +105,7 @@ static void test_huge_headers(void)
     CHECK(info.w == 65000 && info.h == 65000);
 
     /* An explicit max_pixels one below the image's size refuses it. */
-    ts_load_opts tight = {32 * 32 - 1, NULL, 0};
+    ts_load_opts tight = {32 * 32 - 1, NULL, 0, 0};
     CHECK_EQ_INT(ts_image_load(TS_TEST_DATA "/pngsuite/basn2c08.png", &tight, &img, &err), TS_E_LIMIT);
     tight.max_pixels = 32 * 32;
     CHECK_EQ_INT(ts_image_load(TS_TEST_DATA "/pngsuite/basn2c08.png", &tight, &img, &err), TS_OK);
@@ -166,7 +166,7 @@ static void test_random_damage(const char *src, int rounds)
         CHECK(ct_write_file(path, copy, n));
         pool p = {0, 0};
         ts_allocator a = {pool_alloc, pool_free, &p};
-        ts_load_opts opts = {1u << 24, &a, 0};
+        ts_load_opts opts = {1u << 24, &a, 0, 0};
         ts_image img;
         ts_err err = {0};
         ts_status st = ts_image_load(path, &opts, &img, &err);

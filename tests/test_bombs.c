@@ -12,12 +12,18 @@
  * inflated), and a hundred zTXt chunks of 7 MB each.
  * JPEG: headers claiming 30000x30000, 65500x65500 and 65535x65535
  * (baseline and progressive), thousands of scans, a 12-bit file, and
- * entropy data cut short (refused unless damaged files are accepted). */
+ * entropy data cut short (refused unless damaged files are accepted).
+ * The budget goes by the bytes the decoder reads: a large ignored PNG
+ * chunk, or bytes after a JPEG's EOI, buy no larger image. A valid
+ * progressive JPEG of 704 scans is refused by the work budget. */
 #include "check.h"
 #include "codec_test.h"
+#include "codec_internal.h"
 #include "tilestream.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <jpeglib.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -157,7 +163,7 @@ static outcome run_in_child(const char *path, uint64_t max_pixels, int accept_da
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        ts_load_opts opts = {max_pixels, NULL, accept_damaged};
+        ts_load_opts opts = {max_pixels, NULL, accept_damaged, 0};
         ts_image img;
         ts_image_info info;
         ts_err err = {0}, probe_err = {0};
@@ -432,6 +438,110 @@ static void test_jpeg_damaged(void)
     free(src.p);
 }
 
+/* A large image of zeros padded with a 4 MB ancillary chunk that the
+ * decoder skips: the budget is that of the IDAT data alone. */
+static void test_png_padded(void)
+{
+    buf b = {0};
+    uint32_t side = 16384;                 /* 256 MB of grey: over the floor */
+    put_png_start(&b, side, side, 8, 0);
+    buf z = deflate_zeros((uint64_t)side * (side + 1));
+    put_chunk(&b, "IDAT", z.p, z.n);
+    size_t pad = 4u << 20;
+    unsigned char *junk = calloc(1, pad);
+    put_chunk(&b, "zzZz", junk, pad);      /* ancillary, private, unknown */
+    put_chunk(&b, "IEND", "", 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/padded-chunk.png", tmpdir);
+    CHECK(ct_write_file(path, b.p, b.n));
+    expect(path, 0, 0, TS_E_LIMIT, "decompression bomb", TS_OK);
+    free(junk);
+    free(z.p);
+    free(b.p);
+}
+
+/* A JPEG claiming 16000x16000 (768 MB) followed by 4 MB after its EOI. */
+static void test_jpeg_padded(void)
+{
+    buf head = jpeg_claiming("baseline.jpg", 16000, 16000);
+    buf b = {0};
+    put(&b, head.p, head.n);
+    size_t pad = 4u << 20;
+    unsigned char *junk = calloc(1, pad);
+    put(&b, junk, pad);
+    char path[700];
+    snprintf(path, sizeof path, "%s/padded-after-eoi.jpg", tmpdir);
+    CHECK(ct_write_file(path, b.p, b.n));
+    expect(path, 0, 0, TS_E_LIMIT, "decompression bomb", TS_OK);
+    free(junk);
+    free(head.p);
+    free(b.p);
+}
+
+/* A valid grey progressive JPEG of 704 scans: the DC band and each of the
+ * 63 AC coefficients alone, each first at Al = 10 and refined down to 0. */
+static void write_many_scan_jpeg(const char *path, int side)
+{
+    static jpeg_scan_info scans[64 * 11];
+    int n = 0;
+    for (int band = 0; band < 64; band++)
+        for (int al = 10; al >= 0; al--) {
+            jpeg_scan_info *s = &scans[n++];
+            s->comps_in_scan = 1;
+            s->component_index[0] = 0;
+            s->Ss = band;
+            s->Se = band;
+            s->Ah = al == 10 ? 0 : al + 1;
+            s->Al = al;
+        }
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr e;
+    c.err = jpeg_std_error(&e);
+    jpeg_create_compress(&c);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    jpeg_stdio_dest(&c, f);
+    c.image_width = c.image_height = (JDIMENSION)side;
+    c.input_components = 1;
+    c.in_color_space = JCS_GRAYSCALE;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, 95, TRUE);
+    c.scan_info = scans;
+    c.num_scans = n;
+    jpeg_start_compress(&c, TRUE);
+    unsigned char *row = malloc((size_t)side);
+    while (c.next_scanline < c.image_height) {
+        for (int x = 0; x < side; x++) row[x] = (unsigned char)((x * 7 + (int)c.next_scanline * 13) ^ (x >> 3));
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    fclose(f);
+    free(row);
+}
+
+static void test_jpeg_work_budget(void)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/704-scans.jpg", tmpdir);
+    write_many_scan_jpeg(path, 512);
+    ts_image img;
+    ts_err err = {0};
+    ts_load_opts tight = {0, NULL, 0, 50u * 1000 * 1000};   /* 190 passes of 512x512 */
+    CHECK_MSG(ts_image_load(path, &tight, &img, &err) == TS_E_LIMIT, "%s", err.msg);
+    CHECK_MSG(ct_starts_with(err.msg, path) && strstr(err.msg, "--max-work"), "%s", err.msg);
+    ts_load_opts plenty = {0, NULL, 0, 1000u * 1000 * 1000};
+    CHECK_MSG(ts_image_load(path, &plenty, &img, &err) == TS_OK, "%s", err.msg);
+    CHECK(img.w == 512 && img.h == 512);
+    ts_image_free(&img);
+    /* the default: 16 passes over the image, at least the floor */
+    ts_load_limits lim = {0};
+    CHECK(ts_decode_work_budget(&lim, 1000) == TS_WORK_FLOOR);
+    CHECK(ts_decode_work_budget(&lim, 1000ull * 1000 * 1000) == TS_WORK_PASSES * 1000ull * 1000 * 1000);
+    lim.max_work = 5;
+    CHECK(ts_decode_work_budget(&lim, 1000ull * 1000 * 1000) == 5);
+}
+
 int main(void)
 {
     check_seed();
@@ -443,6 +553,9 @@ int main(void)
     test_jpeg_many_scans();
     test_jpeg_12bit();
     test_jpeg_damaged();
+    test_png_padded();
+    test_jpeg_padded();
+    test_jpeg_work_budget();
     ct_remove_tree(tmpdir);
     return check_exit();
 }

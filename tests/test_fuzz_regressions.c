@@ -62,7 +62,7 @@ static void save_and_reload(const char *name, const ts_image *img)
 
 static ts_status load_one(const char *path, const char *name, int accept_damaged)
 {
-    ts_load_opts opts = {0, NULL, accept_damaged};
+    ts_load_opts opts = {0, NULL, accept_damaged, 0};
     ts_image img;
     ts_err err = {0};
     ts_status st = ts_image_load(path, &opts, &img, &err);

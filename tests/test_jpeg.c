@@ -241,8 +241,8 @@ static void test_max_pixels(void)
 {
     ts_image img;
     ts_err err = {0};
-    ts_load_opts tight = {48 * 32 - 1, NULL, 0};
-    ts_load_opts exact = {48 * 32, NULL, 0};
+    ts_load_opts tight = {48 * 32 - 1, NULL, 0, 0};
+    ts_load_opts exact = {48 * 32, NULL, 0, 0};
     CHECK_EQ_INT(ts_image_load(JDIR "/progressive.jpg", &tight, &img, &err), TS_E_LIMIT);
     CHECK(strstr(err.msg, "progressive.jpg") != NULL);
     ts_image_free(&img);

@@ -93,7 +93,7 @@ static void check_one(const expected *e)
     snprintf(path, sizeof path, "%s/%s", SUITE, e->name);
     counting_pool pool = {0, 0};
     ts_allocator a = {pool_alloc, pool_free, &pool};
-    ts_load_opts opts = {0, &a, 0};
+    ts_load_opts opts = {0, &a, 0, 0};
     ts_image img;
     ts_err err = {0};
     ts_status st = ts_image_load(path, &opts, &img, &err);
@@ -135,7 +135,7 @@ static void check_broken(const char *name)
     snprintf(path, sizeof path, "%s/%s", SUITE, name);
     counting_pool pool = {0, 0};
     ts_allocator a = {pool_alloc, pool_free, &pool};
-    ts_load_opts opts = {0, &a, 0};
+    ts_load_opts opts = {0, &a, 0, 0};
     ts_image img;
     ts_err err = {0};
     ts_status st = ts_image_load(path, &opts, &img, &err);

@@ -7,6 +7,8 @@
  * handler (ts_save_remove_temps), and a leftover of an earlier run that was
  * killed harder is swept by the next save of that output. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -253,35 +255,38 @@ static void test_killed_mid_encode(void)
     ts_image_free(&big);
 }
 
-/* A leftover ".out.png.AbC123.tmp" older than a minute goes with the next
- * save of out.png; a fresh one (another writer, perhaps) and other names
- * stay. */
+/* A leftover ".out.png.AbC123.tmp" that no writer holds goes with the
+ * sweep of its folder; one a writer holds (locked), one younger than a
+ * second, and names that are not of our outputs stay. */
 static void test_stale_sweep(void)
 {
-    const char *out = in_tmp("swept.png");
     const char *old = in_tmp(".swept.png.AbC123.tmp");
-    const char *young = in_tmp(".swept.png.XyZ789.tmp");
-    const char *other = in_tmp(".other.png.AbC123.tmp");
-    const char *names[3] = { old, young, other };
-    for (int i = 0; i < 3; i++) {
+    const char *held = in_tmp(".held.jpg.XyZ789.tmp");
+    const char *young = in_tmp(".young.png.Qrs456.tmp");
+    const char *other = in_tmp(".notes.txt.AbC123.tmp");
+    const char *names[4] = { old, held, young, other };
+    for (int i = 0; i < 4; i++) {
         FILE *f = fopen(names[i], "wb");
         CHECK(f != NULL);
         if (f) fclose(f);
     }
     struct utimbuf past = { time(NULL) - 600, time(NULL) - 600 };
     CHECK(utime(old, &past) == 0);
+    CHECK(utime(held, &past) == 0);
     CHECK(utime(other, &past) == 0);
-    ts_image a = ct_random_image(16, 8, 3, TS_U8);
-    ts_err err = {0};
-    CHECK_MSG(ts_image_save(out, &a, NULL, &err) == TS_OK, "%s", err.msg);
+    int fd = open(held, O_RDONLY);
+    CHECK(fd >= 0 && flock(fd, LOCK_EX) == 0);
+    ts_save_sweep_temps(tmpdir);
     CHECK(access(old, F_OK) != 0);
+    CHECK(access(held, F_OK) == 0);
     CHECK(access(young, F_OK) == 0);
     CHECK(access(other, F_OK) == 0);
-    CHECK(loads_as(out, &a));
-    unlink(out);
-    unlink(young);
+    close(fd);
+    CHECK(utime(young, &past) == 0);
+    ts_save_sweep_temps(tmpdir);   /* the writer is gone: both stale now */
+    CHECK(access(held, F_OK) != 0);
+    CHECK(access(young, F_OK) != 0);
     unlink(other);
-    ts_image_free(&a);
 }
 
 int main(void)

@@ -5,6 +5,7 @@
  * with decoded images and drains in submission order. Workers prefer
  * encoding to decoding, so finished images leave memory first. */
 #include "gpu_codec.h"
+#include "outputs.h"
 #include "pool.h"
 #include "buffers.h"
 #include "engine_internal.h"
@@ -24,155 +25,16 @@
 
 /* ------------------------------------------------------------ inputs */
 
-typedef struct file_list {
-    char **in, **out;
-    int n, cap;
-} file_list;
-
-static int has_image_extension(const char *name)
-{
-    const char *dot = strrchr(name, '.');
-    return dot && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg"));
-}
-
-static ts_status add_file(file_list *l, const char *in, const char *out, ts_err *err)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 64;
-        char **a = realloc(l->in, sizeof(char *) * (size_t)cap), **b;
-        if (!a) return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs");
-        l->in = a;
-        b = realloc(l->out, sizeof(char *) * (size_t)cap);
-        if (!b) return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs");
-        l->out = b;
-        l->cap = cap;
-    }
-    l->in[l->n] = strdup(in);
-    l->out[l->n] = strdup(out);
-    if (!l->in[l->n] || !l->out[l->n]) {
-        free(l->in[l->n]);
-        free(l->out[l->n]);
-        return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs");
-    }
-    l->n++;
-    return TS_OK;
-}
-
-static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Folders the walk leaves out: OUTDIR, and OUTDIR/<input folder's name>
- * where that input's outputs go. */
-typedef struct skip_dirs { struct stat dir[2]; int n; } skip_dirs;
-
-static int is_skipped(const skip_dirs *skip, const struct stat *sb)
-{
-    for (int i = 0; i < skip->n; i++)
-        if (skip->dir[i].st_dev == sb->st_dev && skip->dir[i].st_ino == sb->st_ino) return 1;
-    return 0;
-}
-
-static void skip_add(skip_dirs *skip, const char *path)
-{
-    if (skip->n < 2 && stat(path, &skip->dir[skip->n]) == 0 && S_ISDIR(skip->dir[skip->n].st_mode)) skip->n++;
-}
-
-/* Walk dir recursively; rel is the path below the input folder, which the
- * output mirrors. Entries are sorted so runs are repeatable. The output
- * folder (skip) is left out, so `run in -o in/out` never takes its own
- * outputs as inputs on the next run. */
-static ts_status walk(file_list *l, const char *dir, const char *outdir, const char *rel, int depth,
-                      const skip_dirs *skip, ts_err *err)
-{
-    if (depth > 64) return ts_err_set(err, TS_E_IO, "%s: folders nested too deeply (a link loop?)", dir);
-    DIR *d = opendir(dir);
-    if (!d) return ts_err_set(err, TS_E_IO, "%s: cannot open folder: %s", dir, strerror(errno));
-    char **names = NULL;
-    int n = 0, cap = 0;
-    ts_status st = TS_OK;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue; /* ., .., hidden files and our own temporaries */
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **nn = realloc(names, sizeof(char *) * (size_t)cap);
-            if (!nn) { st = ts_err_set(err, TS_E_NOMEM, "out of memory"); break; }
-            names = nn;
-        }
-        if (!(names[n] = strdup(e->d_name))) { st = ts_err_set(err, TS_E_NOMEM, "out of memory"); break; }
-        n++;
-    }
-    closedir(d);
-    if (names) qsort(names, (size_t)n, sizeof(char *), cmp_names);
-    for (int i = 0; i < n && st == TS_OK; i++) {
-        char path[PATH_MAX], sub[PATH_MAX], out[PATH_MAX];
-        struct stat sb;
-        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path ||
-            snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", names[i]) >= (int)sizeof sub ||
-            snprintf(out, sizeof out, "%s/%s", outdir, sub) >= (int)sizeof out) {
-            st = ts_err_set(err, TS_E_IO, "%s/%s: path too long", dir, names[i]);
-            break;
-        }
-        if (stat(path, &sb) != 0) continue;
-        if (S_ISDIR(sb.st_mode) && !is_skipped(skip, &sb)) st = walk(l, path, outdir, sub, depth + 1, skip, err);
-        else if (S_ISREG(sb.st_mode) && has_image_extension(names[i])) st = add_file(l, path, out, err);
-    }
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    return st;
-}
-
-static ts_status collect_inputs(const ts_batch_opts *o, file_list *l, ts_err *err)
-{
-    for (int i = 0; i < o->n_inputs; i++) {
-        const char *in = o->inputs[i];
-        struct stat sb;
-        if (stat(in, &sb) != 0) {
-            /* a missing file is that input's failure, reported with the others */
-            char out[PATH_MAX];
-            const char *base = strrchr(in, '/');
-            snprintf(out, sizeof out, "%s/%s", o->outdir, base ? base + 1 : in);
-            ts_status st = add_file(l, in, out, err);
-            if (st != TS_OK) return st;
-            continue;
-        }
-        if (S_ISDIR(sb.st_mode)) {
-            /* photos/ -> out/photos/... so that several folders do not collide */
-            char trimmed[PATH_MAX], outdir[PATH_MAX];
-            snprintf(trimmed, sizeof trimmed, "%s", in);
-            size_t len = strlen(trimmed);
-            while (len > 1 && trimmed[len - 1] == '/') trimmed[--len] = '\0';
-            const char *base = strrchr(trimmed, '/');
-            base = base ? base + 1 : trimmed;
-            int n = !strcmp(base, ".") || !strcmp(base, "..")
-                        ? snprintf(outdir, sizeof outdir, "%s", o->outdir)
-                        : snprintf(outdir, sizeof outdir, "%s/%s", o->outdir, base);
-            if (n >= (int)sizeof outdir) return ts_err_set(err, TS_E_IO, "%s: output path too long", in);
-            skip_dirs skip = { .n = 0 };
-            skip_add(&skip, o->outdir);
-            skip_add(&skip, outdir);
-            ts_status st = walk(l, trimmed, outdir, "", 0, &skip, err);
-            if (st != TS_OK) return st;
-        } else {
-            char out[PATH_MAX];
-            const char *base = strrchr(in, '/');
-            snprintf(out, sizeof out, "%s/%s", o->outdir, base ? base + 1 : in);
-            ts_status st = add_file(l, in, out, err);
-            if (st != TS_OK) return st;
-        }
-    }
-    return TS_OK;
-}
-
 /* Number the inputs by their place in the list sorted by path (what {n}
  * and --shard go by, so every process of a sharded run agrees), then keep
  * the shard's share, in the order the inputs were given. */
-static const file_list *sort_list;
+static const ts_input_list *sort_list;
 static int by_input(const void *a, const void *b)
 {
-    return strcmp(sort_list->in[*(const int *)a], sort_list->in[*(const int *)b]);
+    return strcmp(sort_list->v[*(const int *)a].path, sort_list->v[*(const int *)b].path);
 }
 
-static ts_status number_and_shard(file_list *l, const ts_shard *shard, int **numbers, ts_err *err)
+static ts_status number_and_shard(ts_input_list *l, const ts_shard *shard, int **numbers, ts_err *err)
 {
     int *order = malloc(sizeof(int) * (size_t)(l->n + 1)), *num = malloc(sizeof(int) * (size_t)(l->n + 1));
     if (!order || !num) { free(order); free(num); return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs"); }
@@ -182,91 +44,17 @@ static ts_status number_and_shard(file_list *l, const ts_shard *shard, int **num
     for (int rank = 0; rank < l->n; rank++) num[order[rank]] = rank + 1;
     int kept = 0;
     for (int i = 0; i < l->n; i++) {
-        if (!ts_shard_takes(shard, (size_t)(num[i] - 1))) { free(l->in[i]); free(l->out[i]); continue; }
-        l->in[kept] = l->in[i];
-        l->out[kept] = l->out[i];
+        if (!ts_shard_takes(shard, (size_t)(num[i] - 1))) {
+            free(l->v[i].path); free(l->v[i].rel); free(l->v[i].error);
+            continue;
+        }
+        l->v[kept] = l->v[i];
         num[kept++] = num[i];
     }
     l->n = kept;
     free(order);
     *numbers = num;
     return TS_OK;
-}
-
-/* The cheap checks, before anything is decoded: the output format can be
- * written by this build, the name template is sound, and the output folder
- * is (or can be made) a writable folder. Nothing is created here. */
-static ts_status check_before_work(const ts_batch_opts *o, ts_err *err)
-{
-    if (o->format != TS_FMT_UNKNOWN && !ts_format_can_write(o->format))
-        return ts_err_set(err, TS_E_FORMAT, "--format %s: this build cannot write it (built without stb_image_write)",
-                          ts_format_name(o->format));
-    ts_err name_err;
-    if (o->name_template && ts_outname_check(o->name_template, &name_err) != TS_OK)
-        return ts_err_set(err, name_err.status, "%s", name_err.msg);
-    char dir[PATH_MAX];
-    struct stat sb;
-    if (snprintf(dir, sizeof dir, "%s", o->outdir) >= (int)sizeof dir)
-        return ts_err_set(err, TS_E_IO, "%s: path too long", o->outdir);
-    /* the nearest folder that exists must be a writable folder */
-    while (stat(dir, &sb) != 0) {
-        if (errno != ENOENT && errno != ENOTDIR) return ts_err_set(err, TS_E_IO, "%s: %s", dir, strerror(errno));
-        size_t len = strlen(dir);
-        while (len > 1 && dir[len - 1] == '/') dir[--len] = '\0';
-        char *slash = strrchr(dir, '/');
-        if (!slash) snprintf(dir, sizeof dir, ".");
-        else if (slash == dir) dir[1] = '\0';
-        else *slash = '\0';
-    }
-    int is_outdir = !strcmp(dir, o->outdir);
-    if (!S_ISDIR(sb.st_mode))
-        return is_outdir ? ts_err_set(err, TS_E_IO, "%s: the output folder is not a folder", dir)
-                         : ts_err_set(err, TS_E_IO, "%s: cannot make the output folder %s: not a folder", dir, o->outdir);
-    if (access(dir, W_OK | X_OK) != 0)
-        return is_outdir ? ts_err_set(err, TS_E_IO, "%s: cannot write in the output folder: %s", dir, strerror(errno))
-                         : ts_err_set(err, TS_E_IO, "%s: cannot make the output folder %s there: %s", dir, o->outdir,
-                                      strerror(errno));
-    return TS_OK;
-}
-
-/* Replace the extension of path with that of format f. */
-static char *with_extension(const char *path, ts_format f)
-{
-    const char *ext = ts_format_extension(f);
-    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
-    char *s = malloc(stem + strlen(ext) + 1);
-    if (!s) return NULL;
-    memcpy(s, path, stem);
-    strcpy(s + stem, ext);
-    return s;
-}
-
-/* mkdir -p for the folder that holds path. */
-static ts_status make_parent_dirs(const char *path, ts_err *err)
-{
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    char *slash = strrchr(buf, '/');
-    if (!slash) return TS_OK;
-    *slash = '\0';
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return ts_err_set(err, TS_E_IO, "%s: cannot create folder: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return ts_err_set(err, TS_E_IO, "%s: cannot create folder: %s", buf, strerror(errno));
-    return TS_OK;
-}
-
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static uint64_t file_size(const char *path)
@@ -595,7 +383,8 @@ static int decode(batch *b, int i, int lane, int w)
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
-    ts_load_opts lo = { b->o->max_pixels, b->decode_alloc.alloc ? &b->decode_alloc : NULL, b->o->accept_damaged };
+    ts_load_opts lo = { b->o->max_pixels, b->decode_alloc.alloc ? &b->decode_alloc : NULL, b->o->accept_damaged,
+                         b->o->max_work };
     double t0 = ts_now();
     ts_gpu_coder *k = j->scale == 1 && !j->cpu_decode && !b->o->accept_damaged ? coder_for(b, w) : NULL;
     int cpu = 1;
@@ -654,7 +443,7 @@ static void encode(batch *b, int i, int lane, int w)
     if (b->o->keep_orientation) j->out.orientation = j->in.orientation;
     res->out_w = j->out.w; res->out_h = j->out.h;
     double t0 = ts_now();
-    ts_status st = make_parent_dirs(res->output, &e);
+    ts_status st = ts_make_parent_dirs(res->output, &e);
     ts_gpu_coder *k = j->out_format == TS_FMT_JPEG ? coder_for(b, w) : NULL;
     int on_gpu = 0;
     if (st == TS_OK && k) {
@@ -1163,30 +952,6 @@ static void batch_cleanup(batch *b)
     pthread_cond_destroy(&b->changed);
 }
 
-/* The output's path: the input tree below outdir, or --name's template. */
-static char *output_name(const ts_batch_opts *o, const char *default_out, ts_format f, int number, ts_err *e)
-{
-    if (!o->name_template) {
-        char *s = with_extension(default_out, f);
-        if (!s) ts_err_set(e, TS_E_NOMEM, "out of memory");
-        return s;
-    }
-    char name[PATH_MAX], *s;
-    const char *rel = default_out + strlen(o->outdir) + 1; /* collect_inputs made it outdir/rel */
-    if (ts_outname_make(o->name_template, rel, f, number, name, sizeof name, e) != TS_OK) return NULL;
-    size_t n = strlen(o->outdir) + strlen(name) + 2;
-    if ((s = malloc(n)) == NULL) { ts_err_set(e, TS_E_NOMEM, "out of memory"); return NULL; }
-    snprintf(s, n, "%s/%s", o->outdir, name);
-    ts_format named = ts_format_from_path(s);
-    if (named != TS_FMT_UNKNOWN && named != f) {
-        ts_err_set(e, TS_E_ARG, "--name gives %s, a .%s name for %s data (use {ext} or --format %s)", s,
-                   ts_format_name(named), ts_format_name(f), ts_format_name(named));
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
 static const ts_batch_result *sort_result;
 static int by_output(const void *a, const void *b)
 {
@@ -1220,28 +985,32 @@ static void refuse_duplicate_outputs(batch *b)
 /* Plan the outputs: formats, names, skip/refuse rules. Every image refused
  * or skipped here is reported now, before any work. Returns the number of
  * images that need work. */
-static int plan_outputs(batch *b, file_list *l, const int *numbers)
+static int plan_outputs(batch *b, ts_input_list *l, const int *numbers, const ts_output_guard *guard)
 {
     const ts_batch_opts *o = b->o;
     int work = 0;
     for (int i = 0; i < l->n; i++) {
         ts_image_result *res = &b->r->images[i];
         job *j = &b->jobs[i];
+        ts_input *in = &l->v[i];
         res->index = i;
-        res->input = l->in[i];
-        ts_format in_fmt = ts_format_from_path(l->in[i]);
+        res->input = in->path;
+        in->path = NULL;
+        ts_format in_fmt = ts_format_from_path(res->input);
         j->out_format = o->format != TS_FMT_UNKNOWN ? o->format : in_fmt != TS_FMT_UNKNOWN ? in_fmt : TS_FMT_PNG;
         ts_err e = { 0 };
-        res->output = output_name(o, l->out[i], j->out_format, numbers[i], &e);
-        free(l->out[i]);
-        l->in[i] = l->out[i] = NULL;
-        if (!res->output) {
+        res->output = in->error ? NULL : ts_output_path(o, in->rel, j->out_format, numbers[i], &e);
+        if (in->error) {
+            fail(b, i, ts_err_set(&e, TS_E_IO, "%s", in->error), &e);
+            res->output = strdup("");
+            j->state = ST_DONE;
+        } else if (!res->output) {
             ts_err named;
             fail(b, i, ts_err_set(&named, e.status, "%s: %s", res->input, e.msg), &named);
             res->output = strdup("");
             j->state = ST_DONE;
-        } else if (same_file(res->input, res->output) && !o->overwrite) {
-            fail(b, i, ts_err_set(&e, TS_E_EXISTS, "%s: the output would replace the input (use --replace-input)", res->input), &e);
+        } else if (ts_output_guard_check(guard, res->input, res->output, o->overwrite, &e) != TS_OK) {
+            fail(b, i, e.status, &e);
             j->state = ST_DONE;
         } else if (o->skip_existing && file_size(res->output) > 0) {
             res->skipped = 1;
@@ -1258,6 +1027,18 @@ static int plan_outputs(batch *b, file_list *l, const int *numbers)
         if (o->on_image) o->on_image(o->ctx, res, b->done, b->r->n_images);
     }
     return work;
+}
+
+/* What killed runs left in the folders this run writes to goes first. */
+static void sweep_temps(batch *b)
+{
+    char **outputs = malloc(sizeof(char *) * (size_t)(b->r->n_images + 1));
+    int n = 0;
+    if (!outputs) return;
+    for (int i = 0; i < b->r->n_images; i++)
+        if (b->jobs[i].state != ST_DONE) outputs[n++] = b->r->images[i].output;
+    ts_outputs_sweep_temps(outputs, n);
+    free(outputs);
 }
 
 /* Every image succeeded (TS_OK), or the first failure's status. */
@@ -1314,7 +1095,7 @@ static ts_status run_threads(batch *b, ts_err *err)
 ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
 {
     batch b;
-    file_list l = { 0 };
+    ts_input_list l = { 0 };
     memset(&b, 0, sizeof b);
     memset(r, 0, sizeof *r);
     b.o = o;
@@ -1332,9 +1113,12 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     }
     if (st == TS_OK) st = shrink_setup(&b, err);
     if (st == TS_OK && !o->outdir) st = ts_err_set(err, TS_E_ARG, "no output folder (-o OUTDIR)");
-    if (st == TS_OK) st = check_before_work(o, err);
-    if (st == TS_OK) st = collect_inputs(o, &l, err);
+    if (st == TS_OK) st = ts_outputs_check_before_work(o, err);
+    if (st == TS_OK) st = ts_inputs_collect(o->inputs, o->n_inputs, o->outdir, &l, err);
     int *numbers = NULL;
+    /* every input of the run, other shards' too, before the shard is taken */
+    ts_output_guard *guard = NULL;
+    if (st == TS_OK && !(guard = ts_output_guard_make(o->outdir, &l))) st = ts_err_set(err, TS_E_NOMEM, "out of memory");
     if (st == TS_OK) st = number_and_shard(&l, &o->shard, &numbers, err);
     if (st == TS_OK && l.n == 0)
         st = o->shard.count > 1 ? ts_err_set(err, TS_E_ARG, "no PNG or JPEG files for shard %d of %d in the inputs",
@@ -1353,8 +1137,9 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         if (!r->images || !b.jobs || !b.decoded.at || !b.processed.at) st = ts_err_set(err, TS_E_NOMEM, "out of memory");
     }
     if (st != TS_OK) {
-        for (int i = 0; i < l.n; i++) { free(l.in[i]); free(l.out[i]); }
-        free(l.in); free(l.out); free(numbers);
+        ts_inputs_free(&l);
+        ts_output_guard_free(guard);
+        free(numbers);
         free(r->images);
         r->images = NULL;
         r->n_images = 0;
@@ -1362,10 +1147,11 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         return st;
     }
     if (o->on_start) o->on_start(o->ctx, r);
-    int work = plan_outputs(&b, &l, numbers);
-    free(l.in);
-    free(l.out);
+    int work = plan_outputs(&b, &l, numbers, guard);
+    ts_inputs_free(&l);
+    ts_output_guard_free(guard);
     free(numbers);
+    if (!o->dry_run) sweep_temps(&b);
     b.budget = o->memory ? o->memory : ts_default_memory_budget();
     r->memory_budget = b.budget;
     b.gpu_left = work;

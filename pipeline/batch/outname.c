@@ -1,7 +1,8 @@
 /* outname.c - `run --name TEMPLATE`: where each output goes below OUTDIR.
  *
  * The template is checked once before any work ({dir}, {stem}, {ext}, {n}
- * and {n:W} only; no ".." component, so every output stays inside OUTDIR),
+ * and {n:W} only; not absolute and no ".." component, so every output
+ * stays inside OUTDIR; the names it gives have an extension),
  * then expanded per input. Also: which formats this build can write, so a
  * run refuses --format bmp without stb before decoding anything. */
 #include "tilestream.h"
@@ -24,6 +25,10 @@ int ts_format_can_write(ts_format f)
     }
 }
 
+/* {n:W} pads to at most this many digits: more than any count of files
+ * needs (an int has 10), and what the number's buffer holds. */
+enum { MAX_WIDTH = 20 };
+
 /* The field at s (just past '{'): its kind and, for {n:W}, the width.
  * Returns the length up to and including '}', or 0 when it is not one. */
 static size_t parse_field(const char *s, char *kind, int *width)
@@ -41,7 +46,7 @@ static size_t parse_field(const char *s, char *kind, int *width)
         if (len == 4 && (s[3] < '0' || s[3] > '9')) return 0;
         *kind = 'n';
         *width = atoi(s + 2);
-        return len + 1;
+        return *width <= MAX_WIDTH ? len + 1 : 0;
     }
     return 0;
 }
@@ -55,15 +60,22 @@ ts_status ts_outname_check(const char *tmpl, ts_err *err)
         int width;
         size_t len = parse_field(p + 1, &kind, &width);
         if (!len)
-            return ts_err_set(err, TS_E_ARG, "--name %s: '%.*s' is not a field ({dir}, {stem}, {ext}, {n}, {n:W})",
-                              tmpl, (int)(strchr(p, '}') ? strchr(p, '}') - p + 1 : (long)strlen(p)), p);
+            return ts_err_set(err, TS_E_ARG,
+                              "--name %s: '%.*s' is not a field ({dir}, {stem}, {ext}, {n}, {n:W} with W from 1 to %d)",
+                              tmpl, (int)(strchr(p, '}') ? strchr(p, '}') - p + 1 : (long)strlen(p)), p, MAX_WIDTH);
         p += len;
     }
+    if (tmpl[0] == '/')
+        return ts_err_set(err, TS_E_ARG, "--name %s: the name is absolute; it must stay below the output folder (-o)", tmpl);
     char probe[4096];
     ts_err e;
     if (ts_outname_make(tmpl, "d/s.png", TS_FMT_PNG, 1, probe, sizeof probe, &e) != TS_OK)
         return ts_err_set(err, e.status, "%s", e.msg);
     if (!*probe) return ts_err_set(err, TS_E_ARG, "--name %s: gives an empty name", tmpl);
+    const char *slash = strrchr(probe, '/'), *base = slash ? slash + 1 : probe, *dot = strrchr(base, '.');
+    if (!dot || dot == base || !dot[1])
+        return ts_err_set(err, TS_E_ARG, "--name %s: the names have no extension (end it with .{ext}, or .png, .jpg ...)",
+                          tmpl);
     return TS_OK;
 }
 
@@ -119,9 +131,9 @@ ts_status ts_outname_make(const char *tmpl, const char *rel, ts_format f, int n,
         else if (kind == 's') ok = put(out, n_out, &at, base, stem_len);
         else if (kind == 'e') ok = put(out, n_out, &at, ext ? ext : "", ext ? strlen(ext) : 0);
         else {
-            char num[32];
+            char num[MAX_WIDTH + 16];
             int w = snprintf(num, sizeof num, "%0*d", width, n);
-            ok = put(out, n_out, &at, num, (size_t)w);
+            ok = w > 0 && w < (int)sizeof num && put(out, n_out, &at, num, (size_t)w);
         }
         p += len;
     }

@@ -11,9 +11,9 @@
  *
  * A process killed in the middle of an encode cannot run that cleanup, so
  * the temporaries being written sit in a fixed table that a signal handler
- * may walk (ts_save_remove_temps: only atomic loads and unlink), and a
- * later save of the same output first removes temporaries of our pattern
- * left beside it by a run that did not finish. */
+ * may walk (ts_save_remove_temps: only atomic loads and unlink), and each
+ * is locked while it is written, so that a later run can tell and remove
+ * the ones a killed process left (ts_save_sweep_temps). */
 #include <dirent.h>
 #include "codec_formats.h"
 #include "codec_internal.h"
@@ -23,6 +23,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,20 +33,29 @@
 
 /* Open path for reading and tell its format from the first bytes. On
  * success *out is open and positioned at the start, and *size is the
- * file's size (0 when it is not a regular file). */
+ * file's size. Only regular files: the open never blocks (O_NONBLOCK, so a
+ * FIFO without a writer cannot hang the run), and a FIFO, socket or device
+ * is refused, since neither its size nor its end can be known. */
 static ts_status open_image(const char *path, FILE **out, ts_format *format, uint64_t *size,
                             ts_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return ts_err_set(err, TS_E_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    int have_stat = fstat(fileno(f), &st) == 0;
-    if (have_stat && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return ts_err_set(err, TS_E_IO, "%s: is a directory, not an image", path);
+    const char *refused = fstat(fd, &st) != 0 ? "cannot be examined"
+                        : S_ISDIR(st.st_mode) ? "is a directory, not an image"
+                        : !S_ISREG(st.st_mode) ? "is not a regular file (a FIFO, socket or device)"
+                        : NULL;
+    int flags = refused ? -1 : fcntl(fd, F_GETFL);
+    FILE *f = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        if (refused) return ts_err_set(err, TS_E_IO, "%s: %s", path, refused);
+        return ts_err_set(err, TS_E_IO, "%s: cannot open: %s", path, strerror(e));
     }
-    *size = have_stat && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    *size = (uint64_t)st.st_size;
     unsigned char head[TS_SNIFF_BYTES];
     size_t n = fread(head, 1, sizeof head, f);
     if (ferror(f)) {
@@ -103,9 +114,17 @@ ts_status ts_open_for_load(const char *path, const ts_load_opts *opts, FILE **f,
     /* An explicit pixel limit is the caller's word on how large an image
      * may be; only the default one comes with the bomb guard. */
     lim->max_pixels = opts && opts->max_pixels ? opts->max_pixels : TS_DEFAULT_MAX_PIXELS;
-    if (!(opts && opts->max_pixels) && lim->file_bytes)
-        lim->max_bytes = ts_bomb_budget(lim->file_bytes);
+    /* The bomb budget goes by the bytes the decoder will read, not by the
+     * file's size: metadata it skips and bytes after the image's end could
+     * otherwise buy a larger image. */
+    if (!(opts && opts->max_pixels) && lim->file_bytes) {
+        uint64_t data = *fmt == TS_FMT_PNG ? ts_png_data_bytes(*f, lim->file_bytes) : ts_jpeg_data_bytes(*f, lim->file_bytes);
+        rewind(*f);
+        lim->data_bytes = data;
+        lim->max_bytes = ts_bomb_budget(data);
+    }
     lim->accept_damaged = opts ? opts->accept_damaged : 0;
+    lim->max_work = opts ? opts->max_work : 0;
     return TS_OK;
 }
 
@@ -252,27 +271,40 @@ static int is_our_temp_of(const char *name, const char *base, size_t base_len)
     return 1;
 }
 
-/* Remove what an interrupted save of this output left beside it, unless
- * it is younger than a minute (another process may be writing it now). */
-static void remove_stale_temps(const char *path)
+/* Whether a temporary's base ("photo.jpg") names a format we write:
+ * the sweep removes nothing else. */
+static int is_output_name(const char *base, size_t len)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = path + dir_len;
-    size_t base_len = strlen(base) > 200 ? 200 : strlen(base);
-    char dir[TEMP_PATH_MAX], full[TEMP_PATH_MAX];
-    if (dir_len >= sizeof dir) return;
-    memcpy(dir, path, dir_len);
-    dir[dir_len] = '\0';
-    DIR *d = opendir(dir_len ? dir : ".");
+    static const char *const exts[] = { ".png", ".jpg", ".jpeg", ".bmp", ".tga", ".hdr" };
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t n = strlen(exts[i]);
+        if (len > n && !strncasecmp(base + len - n, exts[i], n)) return 1;
+    }
+    return 0;
+}
+
+/* A writer holds an exclusive flock on its temporary until the rename,
+ * and the kernel drops it when the writer dies, however it dies: a
+ * temporary that can be locked is stale. One younger than a second is
+ * left alone (its writer may be between creating it and locking it). */
+void ts_save_sweep_temps(const char *dir)
+{
+    DIR *d = opendir(dir && *dir ? dir : ".");
     if (!d) return;
+    char full[TEMP_PATH_MAX];
     time_t now = time(NULL);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (!is_our_temp_of(de->d_name, base, base_len)) continue;
+        size_t n = strlen(de->d_name);
+        if (n < 14 || !is_our_temp_of(de->d_name, de->d_name + 1, n - 12) || !is_output_name(de->d_name + 1, n - 12))
+            continue;
+        if (snprintf(full, sizeof full, "%s/%s", dir && *dir ? dir : ".", de->d_name) >= (int)sizeof full) continue;
+        int fd = open(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
         struct stat st;
-        if (snprintf(full, sizeof full, "%s%s", dir, de->d_name) >= (int)sizeof full) continue;
-        if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 60) unlink(full);
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime >= 1 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            unlink(full);
+        close(fd);
     }
     closedir(d);
 }
@@ -304,6 +336,8 @@ static ts_status create_temp(const char *path, int slot, char **tmp_out, FILE **
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0)
             temp_withdraw(slot);
+        else
+            flock(fd, LOCK_EX | LOCK_NB);   /* live until the rename: ts_save_sweep_temps */
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0) {
@@ -343,7 +377,6 @@ static ts_status encode(FILE *f, const char *path, const ts_image *img, const sa
 
 ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *err)
 {
-    remove_stale_temps(path);
     char *tmp = NULL;
     FILE *f = NULL;
     int slot = temp_claim();

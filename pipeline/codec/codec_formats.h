@@ -13,6 +13,9 @@ ts_status ts_png_probe(FILE *f, const char *path, ts_image_info *info, ts_err *e
 ts_status ts_png_load(FILE *f, const char *path, const ts_load_limits *lim,
                       const ts_allocator *a, ts_image *img, ts_err *err);
 ts_status ts_png_save(FILE *f, const char *path, const ts_image *img, int level, ts_err *err);
+/* The bytes of f (file_bytes long) that a decode reads: the critical
+ * chunks up to IEND, not the ancillary ones it skips or keeps aside. */
+uint64_t ts_png_data_bytes(FILE *f, uint64_t file_bytes);
 /* The zlib strategy ts_png_save uses for img at level: Z_RLE or Z_DEFAULT_STRATEGY. */
 int ts_png_pick_strategy(const ts_image *img, int level);
 
@@ -24,6 +27,11 @@ ts_status ts_jpeg_load(FILE *f, const char *path, const ts_load_limits *lim,
 ts_status ts_jpeg_save(FILE *f, const char *path, const ts_image *img,
                        int quality, int progressive, ts_err *err);
 
+/* The bytes of f (file_bytes long) that a decode reads: without the APPn
+ * and COM segments before the first scan, and nothing after EOI. */
+uint64_t ts_jpeg_data_bytes(FILE *f, uint64_t file_bytes);
+/* The scans (SOS markers) of a whole JPEG stream in memory. */
+int ts_jpeg_count_scans(const unsigned char *data, size_t len);
 /* The header alone, checked against the limits as ts_jpeg_load checks it;
  * meta gets the orientation, ICC, EXIF and XMP but no pixels (for GPU
  * decoders). */

@@ -28,9 +28,15 @@ typedef struct ts_load_limits {
     uint64_t max_pixels;
     uint64_t max_bytes;
     uint64_t file_bytes;
+    uint64_t data_bytes;    /* of those, what the decoder reads (the bomb budget's base) */
     int accept_damaged;
     int scale_denom;        /* JPEG: decode at 1/scale_denom (1, 2, 4, 8; 0 = 1) */
+    uint64_t max_work;      /* as ts_load_opts.max_work (0 = the default) */
 } ts_load_limits;
+
+/* The decode-work budget for an image whose every component decoded once
+ * is samples_per_pass samples (ts_load_opts.max_work). */
+uint64_t ts_decode_work_budget(const ts_load_limits *lim, uint64_t samples_per_pass);
 
 /* The decompression-bomb guard used at the default limits: a decode may
  * need up to TS_BOMB_FLOOR_BYTES whatever the file's size, and beyond

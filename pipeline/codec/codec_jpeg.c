@@ -54,6 +54,8 @@ typedef struct jpeg_job {
     const ts_allocator *alloc;
     ts_image *img;
     ts_image_info *probe;           /* header reads: what the header says */
+    int work_scan;                  /* the last scan counted in work */
+    uint64_t work;                  /* samples decoded so far, summed over scans */
     /* writing */
     struct jpeg_compress_struct cw;
     const ts_image *src;
@@ -105,6 +107,10 @@ static void jpeg_on_message(j_common_ptr cinfo, int level)
     longjmp(job->jump, 1);
 }
 
+static uint64_t jpeg_blocks(const struct jpeg_decompress_struct *d, int ci);
+
+/* The progress monitor bounds the time a valid file may take: scans
+ * counted, and samples decoded summed over them (ts_load_opts.max_work). */
 static void jpeg_on_progress(j_common_ptr cinfo)
 {
     if (!cinfo->is_decompressor)
@@ -114,6 +120,23 @@ static void jpeg_on_progress(j_common_ptr cinfo)
     if (d->input_scan_number > TS_JPEG_MAX_SCANS) {
         job->status = TS_E_CORRUPT;
         snprintf(job->msg, sizeof job->msg, "more than %d progressive scans", TS_JPEG_MAX_SCANS);
+        longjmp(job->jump, 1);
+    }
+    if (!job->lim || d->input_scan_number <= 0 || d->comps_in_scan <= 0 || d->input_scan_number == job->work_scan) return;
+    /* A new scan: it costs a pass over the samples of its components. */
+    job->work_scan = d->input_scan_number;
+    uint64_t pass = 0;
+    for (int i = 0; i < d->num_components; i++) pass += jpeg_blocks(d, i) * 64;
+    for (int i = 0; i < d->comps_in_scan && i < MAX_COMPS_IN_SCAN; i++)
+        job->work += (uint64_t)d->cur_comp_info[i]->width_in_blocks * d->cur_comp_info[i]->height_in_blocks * 64;
+    uint64_t budget = ts_decode_work_budget(job->lim, pass);
+    if (job->work > budget) {
+        job->status = TS_E_LIMIT;
+        snprintf(job->msg, sizeof job->msg,
+                 "decoding would take more than %llu million samples of work (%d scans so far over %ux%u pixels; "
+                 "a likely decompression bomb; --max-work raises the limit)",
+                 (unsigned long long)(budget / 1000000), d->input_scan_number, (unsigned)d->image_width,
+                 (unsigned)d->image_height);
         longjmp(job->jump, 1);
     }
 }
@@ -659,6 +682,53 @@ static int put_icc(FILE *f, const unsigned char *icc, size_t len)
             return 0;
     }
     return 1;
+}
+
+/* Where the first EOI after offset from ends (its last byte + 1), or 0. */
+static uint64_t jpeg_find_eoi(FILE *f, uint64_t from)
+{
+    unsigned char buf[1 << 16];
+    int prev_ff = 0;
+    uint64_t at = from;
+    size_t n;
+    if (fseek(f, (long)from, SEEK_SET) != 0) return 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (prev_ff && buf[0] == 0xD9) return at + 1;
+        for (const unsigned char *p = buf; (p = memchr(p, 0xFF, n - (size_t)(p - buf))) != NULL; p++)
+            if ((size_t)(p - buf) + 1 < n && p[1] == 0xD9) return at + (uint64_t)(p - buf) + 2;
+        prev_ff = buf[n - 1] == 0xFF;
+        at += n;
+    }
+    return 0;
+}
+
+uint64_t ts_jpeg_data_bytes(FILE *f, uint64_t file_bytes)
+{
+    uint64_t at = 2, skipped = 0;
+    unsigned char m[4];
+    if (fseek(f, 2, SEEK_SET) != 0) return file_bytes;
+    /* the segments before the first scan: APPn and COM are metadata */
+    while (fread(m, 1, 4, f) == 4 && m[0] == 0xFF && m[1] != 0xDA && m[1] != 0xD9 && m[1] != 0xFF) {
+        uint64_t len = (uint64_t)m[2] << 8 | m[3];
+        if (len < 2) break;
+        if ((m[1] >= 0xE0 && m[1] <= 0xEF) || m[1] == 0xFE) skipped += 2 + len;
+        at += 2 + len;
+        if (fseek(f, (long)len - 2, SEEK_CUR) != 0) break;
+    }
+    uint64_t end = file_bytes;
+    if (fseek(f, -2, SEEK_END) == 0 && fread(m, 1, 2, f) == 2 && !(m[0] == 0xFF && m[1] == 0xD9)) {
+        uint64_t eoi = jpeg_find_eoi(f, at);   /* bytes after EOI, or a file cut short: rare, so read */
+        if (eoi) end = eoi;
+    }
+    return end > skipped ? end - skipped : 0;
+}
+
+int ts_jpeg_count_scans(const unsigned char *data, size_t len)
+{
+    int scans = 0;
+    for (const unsigned char *p = data; len > 1 && (p = memchr(p, 0xFF, len - 1 - (size_t)(p - data))) != NULL; p++)
+        scans += p[1] == 0xDA;
+    return scans;
 }
 
 int ts_jpeg_ends_with_eoi(const unsigned char *data, size_t len)

@@ -22,6 +22,13 @@ uint64_t ts_bomb_budget(uint64_t file_bytes)
     return by_ratio > TS_BOMB_FLOOR_BYTES ? by_ratio : TS_BOMB_FLOOR_BYTES;
 }
 
+uint64_t ts_decode_work_budget(const ts_load_limits *lim, uint64_t samples_per_pass)
+{
+    if (lim->max_work) return lim->max_work;
+    uint64_t passes = samples_per_pass > UINT64_MAX / TS_WORK_PASSES ? UINT64_MAX : samples_per_pass * TS_WORK_PASSES;
+    return passes > TS_WORK_FLOOR ? passes : TS_WORK_FLOOR;
+}
+
 static double megabytes(uint64_t bytes)
 {
     return (double)bytes / (1024.0 * 1024.0);
@@ -45,10 +52,10 @@ ts_status ts_check_decode_size(const char *path, const ts_load_limits *lim, int 
     need = need > UINT64_MAX - work_bytes ? UINT64_MAX : need + work_bytes;
     if (lim->max_bytes && need > lim->max_bytes)
         return ts_err_set(err, TS_E_LIMIT,
-                          "%s: a %dx%d image from a %llu-byte file needs %.0f MB to decode, over the "
-                          "%.0f MB allowed for a file of that size (a likely decompression bomb; "
+                          "%s: a %dx%d image from %llu bytes of image data needs %.0f MB to decode, over the "
+                          "%.0f MB allowed for that much data (a likely decompression bomb; "
                           "an explicit pixel limit lifts this check)",
-                          path, w, h, (unsigned long long)lim->file_bytes, megabytes(need),
+                          path, w, h, (unsigned long long)lim->data_bytes, megabytes(need),
                           megabytes(lim->max_bytes));
     return TS_OK;
 }

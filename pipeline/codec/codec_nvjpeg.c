@@ -700,6 +700,12 @@ ts_status ts_gpu_decode_file(ts_gpu_coder *k, const char *path, const ts_load_op
     }
     if (st == TS_OK) st = read_all(k, f, path, lim.file_bytes, &len, err);
     fclose(f);
+    /* More scans than the work budget's passes: libjpeg-turbo's progress
+     * monitor counts the work of each scan and stops a bomb in time. */
+    if (st == TS_OK && info.progressive && ts_jpeg_count_scans(k->bits, len) > TS_WORK_PASSES) {
+        *cpu = 1;
+        st = ts_err_set(err, TS_E_FORMAT, "%s: more than %d scans: decoded on the CPU", path, TS_WORK_PASSES);
+    }
     if (st == TS_OK && device_alloc)
         st = decode_into_device_image(k, path, &meta, &lim, device_alloc, len, info.w, info.h, img, cpu, err);
     else if (st == TS_OK) {

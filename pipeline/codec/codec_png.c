@@ -326,6 +326,21 @@ static ts_status png_start_read(png_job *job, ts_err *err)
     return TS_OK;
 }
 
+uint64_t ts_png_data_bytes(FILE *f, uint64_t file_bytes)
+{
+    uint64_t at = 8, data = 8;
+    unsigned char h[8];
+    if (fseek(f, 8, SEEK_SET) != 0) return file_bytes;
+    while (at + 12 <= file_bytes && fread(h, 1, 8, f) == 8) {
+        uint64_t len = (uint64_t)h[0] << 24 | (uint64_t)h[1] << 16 | (uint64_t)h[2] << 8 | h[3];
+        if (len > 0x7fffffffu) break;   /* not PNG: the decoder stops here too */
+        if (!(h[4] & 0x20)) data += 12 + len;   /* a critical chunk (upper-case first letter) */
+        at += 12 + len;
+        if (!memcmp(h + 4, "IEND", 4) || fseek(f, (long)len + 4, SEEK_CUR) != 0) break;
+    }
+    return data < file_bytes ? data : file_bytes;
+}
+
 ts_status ts_png_probe(FILE *f, const char *path, ts_image_info *info, ts_err *err)
 {
     png_job job;
