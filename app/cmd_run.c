@@ -134,6 +134,10 @@ static void on_image(void *ctx, const ts_image_result *r, int done, int total)
         p->megapixels += (double)r->w * r->h / 1e6;
     }
     if (p->lines && !o->dry_run) write_report_line(p, r);
+    if (!failed && r->warning[0]) {
+        clear_line(p);
+        fprintf(stderr, "tilestream: warning: %s: %s\n", r->input, r->warning);
+    }
     if (failed && r->status == TS_E_INTERRUPTED) {
         return; /* never started after a Ctrl-C: the last line says how many were done */
     } else if (failed) {

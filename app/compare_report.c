@@ -345,17 +345,6 @@ ts_status cmp_write_html(const char *path, const char *device, const char *chain
 
 /* ------------------------------------------------------------ JSON */
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* A number, or null where JSON has none (infinite PSNR, NaN). */
 static void json_number(FILE *f, double v)
 {
@@ -380,16 +369,16 @@ ts_status cmp_write_json(const char *path, const char *device, const char *chain
     FILE *f = fopen(path, "w");
     if (!f) return ts_err_set(err, TS_E_IO, "%s: cannot write", path);
     fputs("{\n  \"device\": ", f);
-    json_string(f, device);
+    ts_json_string(f, device);
     fputs(",\n  \"chain\": ", f);
-    json_string(f, chain);
+    ts_json_string(f, chain);
     fputs(",\n  \"psnr_note\": \"null = identical\",\n  \"entries\": [", f);
     for (int i = 0; i < n; i++) {
         fputs(i ? ",\n    {" : "\n    {", f);
         fputs("\"input\": ", f);
-        json_string(f, e[i].input);
+        ts_json_string(f, e[i].input);
         fputs(", \"op\": ", f);
-        json_string(f, e[i].op);
+        ts_json_string(f, e[i].op);
         fprintf(f, ", \"in\": [%d, %d], \"out\": [%d, %d], \"channels\": %d, \"bits\": %d, \"runs\": %d,\n     ",
                 e[i].in_w, e[i].in_h, e[i].out_w, e[i].out_h, e[i].c, 8 * (int)e[i].type, e[i].runs);
         fputs("\"global\": {\"kernel_ms\": ", f);

@@ -16,6 +16,7 @@
 #include "ts_base.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -51,6 +52,7 @@ typedef struct ts_image {
     size_t xmp_len;
     unsigned char *text;/* a PNG input's text chunks, packed (pipeline/codec/png_text.c; malloc'd) or NULL */
     size_t text_len;
+    int exif_dropped;   /* the input's EXIF did not parse: not kept (a warning for the user) */
 } ts_image;
 
 /* Bytes of one pixel (ts_type_max, in ts_base.h, gives the largest value). */
@@ -337,6 +339,7 @@ typedef struct ts_image_result {
     ts_type type;
     double decode_s, ops_s, encode_s;
     uint64_t in_bytes, out_bytes;  /* file sizes */
+    char warning[160];        /* done, but something was left out ("" = nothing) */
 } ts_image_result;
 
 struct ts_batch_result;
@@ -427,6 +430,9 @@ ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_t
 /* One image as a one-line JSON object (no newline; malloc'd, NULL when out
  * of memory): the lines of --report-lines, the entries of "files". */
 char *ts_report_image_json(const ts_image_result *im);
+/* text as a JSON string, quotes included. Bytes that are not UTF-8 are
+ * written as \udcXX (Python's surrogateescape), so file names round-trip. */
+void ts_json_string(FILE *f, const char *text);
 
 /* (pipeline/batch/inputs.c) The files a run reads: files named, and folders
  * walked recursively in name order (hidden entries and the output folder

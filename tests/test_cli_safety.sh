@@ -118,5 +118,15 @@ contains "$work/err.txt" "--max-work"
 expect_rc 0 "--max-work raised" "$ts" run "$src/tests/data/jpeg/progressive.jpg" -o "$work/mw" --device cpu -q --max-work 10G
 expect_rc 2 "--max-work not a number" "$ts" run "$pats" -o "$work/mw" --max-work lots
 
+# --- an EXIF block that does not parse is dropped with a warning, not copied
+cp "$src/tests/data/jpeg/orient6.jpg" "$work/badexif.jpg"
+at=$(grep -obUa "Exif" "$work/badexif.jpg" | head -1 | cut -d: -f1)
+printf '\377\377\377\000' | dd of="$work/badexif.jpg" bs=1 seek=$((at + 10)) conv=notrunc 2>/dev/null   # IFD0 offset
+expect_rc 0 "a malformed EXIF block" "$ts" run "$work/badexif.jpg" -o "$work/bx" --device cpu -q
+contains "$work/err.txt" "EXIF block does not parse"
+[ -s "$work/bx/badexif.jpg" ] && ! grep -qa "Exif" "$work/bx/badexif.jpg" || fail "the malformed EXIF block was copied"
+expect_rc 0 "a sound EXIF block" "$ts" run "$src/tests/data/jpeg/orient6.jpg" -o "$work/gx" --device cpu -q
+grep -qa "Exif" "$work/gx/orient6.jpg" || fail "a sound EXIF block was not copied"
+
 echo "cli safety: $fails failures"
 [ "$fails" = 0 ]

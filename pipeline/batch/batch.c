@@ -366,6 +366,8 @@ static ts_gpu_coder *coder_for(batch *b, int w)
 static int sizes_within_limit(batch *b, int i)
 {
     job *j = &b->jobs[i];
+    if (j->in.exif_dropped)
+        snprintf(b->r->images[i].warning, sizeof b->r->images[i].warning, "its EXIF block does not parse: not copied");
     ts_err e = { 0 }, named;
     ts_status st = ts_chain_check_pixels(chain_for(b, j), j->in.w, j->in.h, j->in.c, b->o->max_pixels, &e);
     if (st == TS_OK) return 1;

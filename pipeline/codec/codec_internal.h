@@ -69,6 +69,10 @@ ts_status ts_write_atomic(const char *path, ts_write_fn fn, void *ctx, ts_err *e
  * orientation 1..8, or 0 when there is none or the data is malformed;
  * never reads outside tiff[0..len). */
 int ts_exif_orientation(const unsigned char *tiff, size_t len);
+/* 1 when the block parses: TIFF header, IFD0 (and the next IFD, and the
+ * Exif, GPS and interoperability IFDs) with every entry and value inside
+ * it. A block that does not is dropped on load, not copied to outputs. */
+int ts_exif_valid(const unsigned char *tiff, size_t len);
 /* A minimal big-endian TIFF block holding only the orientation tag, for
  * writers. out must hold TS_EXIF_ORIENT_BYTES bytes; returns that size. */
 #define TS_EXIF_ORIENT_BYTES 26

@@ -219,6 +219,10 @@ static ts_status jpeg_copy_metadata(jpeg_job *job)
     ts_image src;
     memset(&src, 0, sizeof src);
     src.exif = (unsigned char *)jpeg_app1(&job->d, "Exif\0", 6, &src.exif_len);
+    if (src.exif && !ts_exif_valid(src.exif, src.exif_len)) {
+        src.exif = NULL;
+        job->img->exif_dropped = 1;
+    }
     src.xmp = (unsigned char *)jpeg_app1(&job->d, TS_XMP_JPEG_ID, TS_XMP_JPEG_ID_LEN, &src.xmp_len);
     return ts_image_copy_metadata(job->img, &src, NULL);
 }

@@ -136,7 +136,9 @@ static ts_status png_copy_exif(png_job *job)
 #ifdef PNG_eXIf_SUPPORTED
     png_uint_32 n = 0;
     png_bytep exif = NULL;
-    if (png_get_eXIf_1(job->png, job->info, &n, &exif) && exif && n) {
+    if (png_get_eXIf_1(job->png, job->info, &n, &exif) && exif && n && !ts_exif_valid(exif, n)) {
+        job->img->exif_dropped = 1;
+    } else if (exif && n) {
         ts_image src;
         memset(&src, 0, sizeof src);
         src.exif = exif;

@@ -85,6 +85,39 @@ static size_t find_orientation_entry(tiff_reader *t)
     return 0;
 }
 
+/* Bytes of one value of a TIFF field type; 0 for types TIFF readers skip. */
+static unsigned tiff_type_size(unsigned type)
+{
+    static const unsigned char size[13] = { 0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8 };
+    return type < 13 ? size[type] : 0;
+}
+
+/* Every entry of the IFD at ifd, its values and the sub-IFDs that tilestream
+ * copies (Exif, GPS, interoperability) inside the block. */
+static int ifd_valid(const tiff_reader *t, uint64_t ifd, int depth)
+{
+    if (depth > 4 || ifd < 8 || !tiff_has(t, ifd, 2)) return 0;
+    unsigned entries = tiff_u16(t, (size_t)ifd);
+    if (!tiff_has(t, ifd + 2, 12ull * entries + 4)) return 0;
+    for (unsigned i = 0; i < entries; i++) {
+        size_t e = (size_t)(ifd + 2 + 12ull * i);
+        unsigned tag = tiff_u16(t, e), size = tiff_type_size(tiff_u16(t, e + 2));
+        uint64_t bytes = (uint64_t)size * tiff_u32(t, e + 4);
+        if (bytes > 4 && !tiff_has(t, tiff_u32(t, e + 8), bytes)) return 0;
+        if ((tag == 0x8769 || tag == 0x8825 || tag == 0xA005) && !ifd_valid(t, tiff_u32(t, e + 8), depth + 1)) return 0;
+    }
+    uint64_t next = tiff_u32(t, (size_t)(ifd + 2 + 12ull * entries));
+    return next == 0 || (depth == 0 && ifd_valid(t, next, depth + 1));
+}
+
+int ts_exif_valid(const unsigned char *tiff, size_t len)
+{
+    tiff_reader t = {tiff, len, 0};
+    if (!tiff || len < 8 || (memcmp(tiff, "MM", 2) && memcmp(tiff, "II", 2))) return 0;
+    t.big_endian = tiff[0] == 'M';
+    return tiff_u16(&t, 2) == 42 && ifd_valid(&t, tiff_u32(&t, 4), 0);
+}
+
 int ts_exif_orientation(const unsigned char *tiff, size_t len)
 {
     tiff_reader t = {tiff, len, 0};

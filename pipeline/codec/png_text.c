@@ -43,14 +43,21 @@ static unsigned char *inflate_capped(const unsigned char *src, size_t n, size_t 
     return out;
 }
 
-typedef struct text_buf { unsigned char *p; size_t len, budget; } text_buf;
+typedef struct text_buf { unsigned char *p; size_t len, cap, budget; } text_buf;
 
+/* The buffer grows by doubling: a file of a million tiny chunks must cost
+ * linear time, whatever realloc does (sanitizers always copy). */
 static int append(text_buf *t, const void *s, size_t n)
 {
-    unsigned char *p = realloc(t->p, t->len + n);
-    if (!p) return 0;
-    memcpy(p + t->len, s, n);
-    t->p = p;
+    if (t->len + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + n) cap *= 2;
+        unsigned char *p = realloc(t->p, cap);
+        if (!p) return 0;
+        t->p = p;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
     t->len += n;
     return 1;
 }
@@ -128,7 +135,7 @@ static int is_text_chunk(uint32_t type)
 
 void ts_png_text_read(FILE *f, ts_image *img)
 {
-    text_buf t = { NULL, 0, TS_PNG_TEXT_MAX };
+    text_buf t = { NULL, 0, 0, TS_PNG_TEXT_MAX };
     unsigned char head[8];
     if (fseek(f, 8, SEEK_SET) != 0) return;
     while (fread(head, 1, 8, f) == 8) {

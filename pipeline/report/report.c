@@ -30,7 +30,10 @@ static int utf8_sequence(const unsigned char *s)
     return n;
 }
 
-static void json_string(FILE *f, const char *text)
+/* A byte that is not part of valid UTF-8 (a Latin-1 file name, say) is
+ * written as the lone surrogate U+DC00 + byte, as Python's surrogateescape
+ * does (PEP 383): every name round-trips to its exact bytes. */
+void ts_json_string(FILE *f, const char *text)
 {
     const unsigned char *s = (const unsigned char *)(text ? text : "");
     fputc('"', f);
@@ -43,7 +46,7 @@ static void json_string(FILE *f, const char *text)
         else if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\u%04x", ch);
         else if (ch < 0x80) fputc((int)ch, f);
         else if ((n = utf8_sequence(s)) > 0) { fwrite(s, 1, (size_t)n, f); s += n; continue; }
-        else fprintf(f, "\\u%04x", ch);    /* not UTF-8: the byte as Latin-1 */
+        else fprintf(f, "\\u%04x", 0xdc00 + ch);
         s++;
     }
     fputc('"', f);
@@ -58,7 +61,7 @@ static void write_stages(FILE *f, const ts_trace *t)
     fputs("  \"stages\": [", f);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s\n    {\"stage\": ", i ? "," : "");
-        json_string(f, st[i].stage);
+        ts_json_string(f, st[i].stage);
         fprintf(f, ", \"count\": %d, \"busy_s\": %.6f, \"bytes\": %llu, \"GBps\": ", st[i].count, st[i].busy_s,
                 (unsigned long long)st[i].bytes);
         if (st[i].bytes > 0 && st[i].busy_s > 0) fprintf(f, "%.3f}", rate((double)st[i].bytes / 1e9, st[i].busy_s));
@@ -71,13 +74,13 @@ static void write_image(FILE *f, const ts_image_result *im)
 {
     const char *status = im->skipped ? "skipped" : im->status == TS_OK ? "ok" : "failed";
     fprintf(f, "{\"index\": %d, \"input\": ", im->index);
-    json_string(f, im->input);
+    ts_json_string(f, im->input);
     fputs(", \"output\": ", f);
-    json_string(f, im->output);
+    ts_json_string(f, im->output);
     fprintf(f, ", \"status\": \"%s\"", status);
     if (im->status != TS_OK && !im->skipped) {
         fprintf(f, ", \"error_kind\": \"%s\", \"error\": ", ts_status_name(im->status));
-        json_string(f, im->error);
+        ts_json_string(f, im->error);
     }
     fprintf(f, ", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d, \"out_width\": %d, \"out_height\": %d",
             im->w, im->h, im->c, im->w ? (int)im->type * 8 : 0, im->out_w, im->out_h);
@@ -103,11 +106,11 @@ static const char *device_name(ts_device d) { return d == TS_DEVICE_CPU ? "cpu" 
 static void write_options(FILE *f, const ts_batch_opts *o)
 {
     fputs("  \"options\": {\"ops\": ", f);
-    json_string(f, o->chain_text);
+    ts_json_string(f, o->chain_text);
     fputs(", \"outdir\": ", f);
-    json_string(f, o->outdir);
+    ts_json_string(f, o->outdir);
     fputs(", \"name\": ", f);
-    if (o->name_template) json_string(f, o->name_template);
+    if (o->name_template) ts_json_string(f, o->name_template);
     else fputs("null", f);
     fprintf(f, ",\n              \"device\": \"%s\", \"path\": \"%s\", \"streams\": %d, \"tile\": [%d, %d], \"jobs\": %d,",
             device_name(o->device), o->path == TS_PATH_TEXTURE ? "texture" : "global", o->streams > 0 ? o->streams : 3,
@@ -131,9 +134,9 @@ static void write_summary(FILE *f, const ts_batch_result *r, const ts_trace *t)
     int ns = t ? ts_trace_summary(t, st, 64) : 0;
     for (int i = 0; i < ns; i++) busy += st[i].busy_s;
     fputs("  \"device\": ", f);
-    json_string(f, r->device);
+    ts_json_string(f, r->device);
     fputs(", \"device_note\": ", f);
-    json_string(f, r->device_note);
+    ts_json_string(f, r->device_note);
     fprintf(f, ",\n  \"images\": %d, \"ok\": %d, \"failed\": %d, \"skipped\": %d,\n", r->n_images, r->n_ok,
             r->n_failed, r->n_skipped);
     fprintf(f, "  \"wall_s\": %.6f, \"images_per_s\": %.3f, \"megapixels_per_s\": %.3f,\n", r->wall_s,
@@ -159,7 +162,7 @@ ts_status ts_report_write(const char *path, const ts_batch_result *r, const ts_t
     fputs("  \"command_line\": [", f);
     for (int i = 0; argv && i < argc; i++) {
         if (i) fputs(", ", f);
-        json_string(f, argv[i]);
+        ts_json_string(f, argv[i]);
     }
     fputs("],\n", f);
     write_options(f, o);
