@@ -63,33 +63,6 @@ static uint64_t file_size(const char *path)
     return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
-/* ------------------------------------------------------------ memory budget */
-
-/* A quarter of the RAM leaves the rest to the page cache (inputs are read
- * and outputs written through it) and to other programs; beyond 8 GiB more
- * images in flight buy no speed: 16 workers with 24 MP RGB photos hold
- * about 16 x 2 x 72 MB = 2.3 GB, and the GPU side a few images more. */
-static uint64_t cgroup_limit(void)
-{
-    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
-    if (!f) f = fopen("/sys/fs/cgroup/memory/memory.limit_in_bytes", "r");
-    if (!f) return 0;
-    unsigned long long v = 0;
-    int got = fscanf(f, "%llu", &v) == 1; /* "max" reads as nothing: no limit */
-    fclose(f);
-    return got ? (uint64_t)v : 0;
-}
-
-uint64_t ts_default_memory_budget(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)4 << 30;
-    uint64_t cg = cgroup_limit();
-    if (cg && cg < ram) ram = cg;
-    uint64_t b = ram / 4, cap = (uint64_t)8 << 30;
-    return b < cap ? b : cap;
-}
-
 /* ------------------------------------------------------------ the run */
 
 /* A job goes PENDING -> PROBING -> PROBED (its size known: what it will
@@ -272,8 +245,8 @@ static int shrink_plan(batch *b, int w, int h, int o, ts_chain **chain)
     /* Only scales that divide both sides: the reduced image then covers
      * exactly the same area (ceil(w / d) pixels of d would reach past a
      * side that d does not divide, shifting the resize by up to a pixel of
-     * the reduced image at the far edge; measured: 32 dB instead of 38 at
-     * 1/8 on a 1999 x 1501 photo). Camera sizes are multiples of 8. */
+     * the reduced image at the far edge, a visible loss; see
+     * docs/measurements/batch.md). Camera sizes are multiples of 8. */
     int scale = 1;
     for (int d = 8; d >= 2 && scale == 1; d /= 2)
         if ((int64_t)fw * d <= ow && (int64_t)fh * d <= oh && ow % d == 0 && oh % d == 0) scale = d;
@@ -332,26 +305,11 @@ static void probe(batch *b, int i)
 static ts_status codec_wait(batch *b, ts_err *err);
 
 /* Worker w's nvJPEG state, made on first use; NULL without GPU codecs.
- * With --codec auto the first files wait here for nvJPEG's set-up: on the
- * H200 machine, handing them to the CPU codecs meanwhile made the folder
- * job slower (60 against 72 images/s), the hardware decoder being that
- * much faster once ready. Decoding meanwhile only the files that go to the
- * CPU codecs anyway (then progressive JPEGs) was slower too: beside those
- * decodes nvJPEG's set-up took 1.7-1.8 s instead of 0.85, and the run made
- * 51 images/s against 58-64 without them (160 photos, in one call).
- * Tried again with the workers choosing, while nvJPEG was not ready, the
- * probed files for libjpeg-turbo out of input order and encoding on the CPU
- * what the engine finished meanwhile: 65.7 and 64.5 images/s against 70.7
- * and 71.7 this way (same call; 56.5-71.2 against 63.3-73.0 in an earlier
- * one), the CPU encodes (2.8 s of worker time for 61 images) costing the
- * cores that the progressive decodes (12-14 s) already keep full. More
- * workers than cores (-j 32, for the ones waiting on the GPU) were slower
- * too: 51-57 against 64-72. Measured again once progressive files went to
- * the GPU too (300 photos, one call): decoding on the CPU whatever came
- * while nvJPEG was not ready made its set-up 0.73-0.77 s instead of 0.38
- * and the run 105.3-105.8 images/s against 104.9-107.9 waiting (and 114.7-
- * 115.0 against 115.0-125.1 once the hardware decoder's state was made
- * beside the work, codec_nvjpeg.c). */
+ * With --codec auto the first files wait here for nvJPEG's set-up: handing
+ * them to the CPU codecs meanwhile, in input order or out of it, made the
+ * folder job slower every way it was tried, since those decodes slow the
+ * set-up down and fill the cores that the progressive decodes need
+ * (docs/measurements/batch.md). */
 static ts_gpu_coder *coder_for(batch *b, int w)
 {
     codec_wait(b, NULL);
@@ -509,10 +467,9 @@ static int admit(batch *b, int i)
 }
 
 /* Whether the budget and, on the GPU, the engines have room for another
- * decode. Decoding further ahead of the engines than they take in flight
- * did not go faster: it filled the budget with images that wait (85 in
- * flight against 27), pinned memory that was never reused and left
- * outputs in pageable memory (D2H at 5 GB/s against 42). */
+ * decode. No further ahead of the engines than they take in flight:
+ * images decoded earlier only wait, fill the budget and leave outputs in
+ * pageable memory, whose copies are slow (docs/measurements/batch.md). */
 static int room_to_decode(batch *b)
 {
     if (b->use_gpu && b->decoded.tail - b->decoded.head >= b->decode_ahead) return 0;
@@ -550,8 +507,7 @@ static int next_work(batch *b, int *i)
 
 /* The last file is decoded: the hardware decoder's state is released on
  * this worker, beside the last images' chains and encodes, instead of
- * after them. On the H200 machine (300 photos) that took the finishing
- * of GPU-codec runs from 0.07-0.31 s to 0.00. */
+ * after them, so that releasing it adds nothing to the run's end. */
 static void end_decoding(batch *b)
 {
     if (__atomic_load_n(&b->codec_ready, __ATOMIC_ACQUIRE) && b->gpu_codec) ts_gpu_codec_end_decoding(b->gpu_codec);
@@ -707,62 +663,6 @@ static int cpu_count(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* --gpus: "all"/NULL, "N" (the first N) or a list "0,2", "1,", "0,0".
- * Fills devices (at most MAX_ENGINES); returns how many, or -1 with err. */
-static int parse_gpus(const char *text, int n_dev, int *devices, ts_err *err)
-{
-    if (!text || !*text || !strcmp(text, "all")) {
-        int n = n_dev < MAX_ENGINES ? n_dev : MAX_ENGINES;
-        for (int k = 0; k < n; k++) devices[k] = k;
-        return n;
-    }
-    int n = 0, list = strchr(text, ',') != NULL;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || (*end && *end != ','))
-            return ts_err_set(err, TS_E_ARG, "--gpus %s: want all, a count, or a list of devices such as 0,1", text), -1;
-        if (!list) {
-            if (v < 1 || v > n_dev)
-                return ts_err_set(err, TS_E_ARG, "--gpus %s: this machine has %d CUDA device%s", text, n_dev,
-                                  n_dev == 1 ? "" : "s"), -1;
-            for (int k = 0; k < v && k < MAX_ENGINES; k++) devices[k] = k;
-            return v < MAX_ENGINES ? (int)v : MAX_ENGINES;
-        }
-        if (v >= n_dev)
-            return ts_err_set(err, TS_E_ARG, "--gpus %s: no device %ld (this machine has 0 to %d)", text, v, n_dev - 1), -1;
-        if (n == MAX_ENGINES) return ts_err_set(err, TS_E_ARG, "--gpus %s: at most %d engines", text, MAX_ENGINES), -1;
-        devices[n++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    return n;
-}
-
-/* Decide the device; fill r->device and r->device_note. */
-static ts_status pick_device(const ts_batch_opts *o, ts_batch_result *r, int *use_gpu, ts_err *err)
-{
-    char name[160];
-    ts_err why = { 0 };
-    *use_gpu = 0;
-    if (o->device == TS_DEVICE_CPU) {
-        snprintf(r->device, sizeof r->device, "cpu");
-        snprintf(r->device_note, sizeof r->device_note, "asked for with --device cpu");
-        return TS_OK;
-    }
-    int have = ts_gpu_probe(name, sizeof name, &why);
-    if (have) {
-        *use_gpu = 1;
-        snprintf(r->device, sizeof r->device, "%s", name);
-        snprintf(r->device_note, sizeof r->device_note, "%s", o->device == TS_DEVICE_AUTO ? "found a CUDA device" : "asked for with --device gpu");
-        return TS_OK;
-    }
-    if (o->device == TS_DEVICE_GPU) return ts_err_set(err, TS_E_DEVICE, "--device gpu: %s", why.msg);
-    snprintf(r->device, sizeof r->device, "cpu");
-    snprintf(r->device_note, sizeof r->device_note, "%.200s", why.msg);
-    return TS_OK;
-}
-
 /* Run the chain once on small RGB and RGBA images so that CUDA loads the
  * kernels it uses (modules load lazily, a few ms each on first launch)
  * before any stage is timed. */
@@ -805,10 +705,10 @@ static void decode_free(void *ctx, void *p)
     a.free(a.ctx, p);
 }
 
-/* --codec: nvJPEG on the first engine's device. Setting it up takes about
- * 0.4 s (the context, then nvjpegCreateEx with the hardware backend), so a
- * thread does it while the engines start; --codec gpu waits for it before
- * the first file, --codec auto where a file first needs it (coder_for). */
+/* --codec: nvJPEG on the first engine's device. Its set-up (the context,
+ * then nvjpegCreateEx with the hardware backend) is long, so a thread does
+ * it while the engines start; --codec gpu waits for it before the first
+ * file, --codec auto where a file first needs it (coder_for). */
 static void *codec_thread_main(void *p)
 {
     batch *b = p;
@@ -884,7 +784,7 @@ static ts_status start_engines(batch *b, ts_err *err)
 {
     const ts_batch_opts *o = b->o;
     int devices[MAX_ENGINES], n_dev = ts_gpu_count(NULL);
-    int n = parse_gpus(o->gpus, n_dev, devices, err);
+    int n = ts_engine_parse_gpus(o->gpus, n_dev, devices, MAX_ENGINES, err);
     if (n < 0) return err ? err->status : TS_E_ARG;
     if (n == 0) return ts_err_set(err, TS_E_DEVICE, "no CUDA device for the GPU engines");
     start_gpu_codec(b, devices[0]);
@@ -1126,7 +1026,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         st = o->shard.count > 1 ? ts_err_set(err, TS_E_ARG, "no PNG or JPEG files for shard %d of %d in the inputs",
                                              o->shard.index, o->shard.count)
                                 : ts_err_set(err, TS_E_ARG, "no PNG or JPEG files found in the inputs");
-    if (st == TS_OK) st = pick_device(o, r, &b.use_gpu, err);
+    if (st == TS_OK) st = ts_engine_pick_device(o->device, r->device, sizeof r->device, r->device_note,
+                                                  sizeof r->device_note, &b.use_gpu, err);
     if (st == TS_OK && o->codec == TS_CODEC_GPU && !b.use_gpu)
         st = ts_err_set(err, TS_E_ARG, "--codec gpu needs the GPU (--device gpu or auto with a CUDA device)");
     if (st == TS_OK && !b.use_gpu) snprintf(r->codec_note, sizeof r->codec_note, "cpu (the run is on the CPU)");
@@ -1162,13 +1063,9 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         b.wants_jpeg = b.jobs[i].state != ST_DONE &&
                        (b.jobs[i].out_format == TS_FMT_JPEG || ts_format_from_path(r->images[i].input) == TS_FMT_JPEG);
 
-    /* The engines start before the first decode. Measured on the H200
-     * machine (160 photos, CPU codecs, in one call) and dropped: starting
-     * them while the workers already decoded, into ordinary memory, took
-     * 2.12-2.42 s against 1.81-1.97 (those images filled the budget, then
-     * went through the engine's bounce buffers one copy at a time), and
-     * pinning 4 GB for the pool up front added 0.8-0.9 s of set-up to
-     * save 0.4-0.5 s of work. */
+    /* The engines start before the first decode, so that decodes land in
+     * pinned memory; starting them beside the first decodes, or pinning
+     * the whole pool up front, were both slower (docs/measurements/batch.md). */
     if (!o->dry_run && work > 0 && b.use_gpu && (st = start_engines(&b, err)) != TS_OK) {
         batch_cleanup(&b);
         return st;

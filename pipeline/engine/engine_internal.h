@@ -31,4 +31,12 @@ ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err);
 #ifdef __cplusplus
 }
 #endif
+/* (devices.c) --device: whether the run uses the GPU; device gets "cpu" or the
+ * GPU's name, note why auto chose it. An error only for --device gpu without one. */
+ts_status ts_engine_pick_device(ts_device want, char *device, size_t n_device, char *note, size_t n_note,
+                                int *use_gpu, ts_err *err);
+/* --gpus: "all"/NULL, "N" (the first N) or a list "0,2", "1,", "0,0". Fills
+ * devices (at most max entries); returns how many, or -1 with err. */
+int ts_engine_parse_gpus(const char *text, int n_dev, int *devices, int max, ts_err *err);
+
 #endif
