@@ -512,11 +512,11 @@ static size_t deflated_size(const unsigned char *in, size_t n, int level, int st
     return got;
 }
 
-/* zlib's strategy for this image. Z_RLE (matches at distance one only) ran
- * 1.4-2x faster than the default strategy at level 3 on photographs, and
- * made smaller files on six of eight, but 7% and 60% larger ones on the
- * other two, and half again larger on graphics (flat fills, text):
- * measured on 2560x1600 wallpapers and a chart. So bands of rows
+/* zlib's strategy for this image. Z_RLE (matches at distance one only) is
+ * much faster than the default strategy on photographs and mostly makes
+ * smaller files there, but larger ones on some, and on graphics (flat
+ * fills, text), so neither strategy fits every image
+ * (docs/measurements/pipeline.md). So bands of rows
  * spread over the image, Paeth-filtered as the writer will filter them,
  * are deflated both ways and Z_RLE is taken when it is no larger than
  * 1.02x the default. Images under 1 MB, 16-bit ones (written byte-swapped:
@@ -555,9 +555,9 @@ static void png_write_body(png_job *job)
     int depth = img->type == TS_U8 ? 8 : 16;
     png_init_io(png, job->f);
     png_set_compression_level(png, job->level);
-    /* Paeth alone made files as small as libpng's adaptive choice among
-     * the five filters (within 0.3% on photographs and a chart) in 15-30%
-     * less time, the choice costing a pass of every filter over each row. */
+    /* Paeth alone: it makes files about as small as libpng's adaptive
+     * choice among the five filters, which costs a pass of every filter
+     * over each row (docs/measurements/pipeline.md). */
     if (job->level > 0) {
         png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_PAETH);
         png_set_compression_strategy(png, ts_png_pick_strategy(img, job->level));

@@ -113,13 +113,12 @@ static void tile_task(void *ctx, int i)
 }
 
 /* Automatic tiles: squares of 256 pixels, or smaller (down to 64) while an
- * image has fewer than two per thread. Measured on 16 cores against the
- * strips of whole rows used before (about 128 rows, a multiple of the
- * thread count): the chain gauss,matrix,transpose on one 6000x4000 image
- * 13.6-14.0 ms against 24.1-25.4, and a folder of 160 photos through it to
- * JPEG 72.4-73.3 images/s against 57.3-59.4, the outputs byte-identical.
- * A strip of a transposed output needs a tall narrow column of input (4000
- * rows of 375 bytes: a page and a TLB entry per row), and a few large tasks
+ * image has fewer than two per thread. Strips of whole rows (about 128, a
+ * multiple of the thread count), used before, were rejected: slower on a
+ * chain with a transpose, the outputs byte-identical
+ * (docs/measurements/pipeline.md). A strip of a transposed output needs a
+ * tall narrow column of input (on a 6000x4000 image, 4000 rows of 375
+ * bytes: a page and a TLB entry per row), and a few large tasks
  * per thread leave threads idle at the end where many small ones even out.
  * The halo a convolution repeats costs the same 10% either way (12 more rows
  * and columns of 256, against 12 more rows of 125).
@@ -127,8 +126,8 @@ static void tile_task(void *ctx, int i)
  * A chain that only maps rows to rows (per-pixel ops, flips, rot180) reads
  * and writes whole rows in memory order when cut into strips of as many
  * pixels as a square, where a square reads 256 pieces of 768 bytes (RGB8)
- * from as many pages: the colour matrix on one core ran at 1000 MP/s in
- * strips and 571 in squares on a 6000x4000 image (memcpy 1800). */
+ * from as many pages, and runs markedly slower for it
+ * (docs/measurements/pipeline.md). */
 void ts_cpu_auto_tile(int ow, int oh, int threads, int rows, int *tile_w, int *tile_h)
 {
     if (rows) {

@@ -28,9 +28,10 @@
 #include <sys/mman.h>
 
 /* ================================================================ pinned pool
- * cudaHostAlloc is slow (about 2.7 GB/s) and synchronises the device, so
- * pinned memory is allocated once in large blocks and handed out in size
- * classes: a freed chunk goes on its class's free list and is reused. */
+ * Pinning is slow and cudaHostAlloc synchronises the device, so pinned
+ * memory is allocated once in large blocks and handed out in size classes,
+ * not per image: a freed chunk goes on its class's free list and is reused
+ * (docs/measurements/pipeline.md). */
 
 enum {
     POOL_HDR = 256,                   /* chunk header; keeps data 256-byte aligned */
@@ -105,11 +106,9 @@ static size_t pool_next_size(const pinned_pool *p, size_t need)
  * either way: an image decoded into it may go to any device's engine.
  * Faulting the pages in first (one write per 4 KB page, a 2 MB huge page
  * at a time where the kernel gives them) lets the threads that grow the
- * pool at once do that work side by side; left to cudaHostRegister it did
- * not spread over threads (4 GB pinned on 8 threads took 0.8-1.1 s, on
- * 4 threads 0.5-1.2 s). Measured on the H200 machine, 160 photos through
- * blur, sepia and transpose with CPU codecs, three runs each in one call:
- * 1.81-1.97 s with the pages faulted here, 2.19-2.31 s without. */
+ * pool at once do that work side by side; left to cudaHostRegister it does
+ * not spread over threads, and the folder job ran slower
+ * (docs/measurements/pipeline.md). */
 static void *pin_block(size_t size, int *registered)
 {
     void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -678,12 +677,10 @@ ts_status ts_engine_image_to_host(ts_engine *e, ts_image *img, ts_err *err)
  * region whose rows are already a multiple of 64 bytes gets pitch ==
  * width, so its copies are contiguous rather than pitched. */
 enum { PITCH_ALIGN = 64 };
-/* Measured on an H200 (bench overlap: 64 4K RGBA8 images, a transposing
- * chain, 4 streams): H2D + D2H reached 0.896 of the both-directions bus
- * rate with whole 33 MB images as tiles, 0.843 with 8 MB full-height
- * strips and 0.793 with 8 MB full-width strips (fewer, larger copies, and
- * no short pitched rows). So images up to WHOLE_BYTES a stage go whole
- * and only larger ones are cut. */
+/* Whole images cross the bus faster than strips of them: fewer, larger
+ * copies and no short pitched rows. So images up to WHOLE_BYTES a stage go
+ * whole and only larger ones are cut, rather than every image going in
+ * strips (docs/measurements/pipeline.md). */
 #define STRIP_BYTES ((size_t)16 << 20)    /* target output bytes per strip */
 #define WHOLE_BYTES ((size_t)64 << 20)    /* up to this per stage: one tile */
 #define MIN_ROW_BYTES 4096                /* pitched copies reach full speed from here */

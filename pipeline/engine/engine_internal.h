@@ -24,8 +24,8 @@ ts_status ts_engine_submit_to(ts_engine *e, const ts_chain *chain, const ts_imag
 /* If img is in device memory from ts_engine_device_allocator, move its
  * pixels to malloc'd host memory (for the CPU writers); else nothing. */
 ts_status ts_engine_image_to_host(ts_engine *e, ts_image *img, ts_err *err);
-/* The rates this machine reaches (ts_peak_rates), measured now (a few ms):
- * ts_batch_run does it at the start of a GPU run. */
+/* The rates this machine reaches (ts_peak_rates), timed now over three
+ * 64 MB copies: ts_batch_run does it at the start of a GPU run. */
 ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err);
 
 #ifdef __cplusplus
