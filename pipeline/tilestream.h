@@ -131,12 +131,20 @@ ts_status ts_image_load(const char *path, const ts_load_opts *opts,
 ts_status ts_image_load_scaled(const char *path, const ts_load_opts *opts, int scale,
                                ts_image *img, ts_err *err);
 
+#define TS_JPEG_QUALITY_DEFAULT 90
+#define TS_PNG_LEVEL_DEFAULT 3
+
 typedef struct ts_save_opts {
     ts_format format;   /* TS_FMT_UNKNOWN = from the path's extension */
-    int quality;        /* JPEG 1..100, 0 = 90 */
-    int png_level;      /* zlib level 0..9, -1 = default (3) */
+    int quality;        /* JPEG 1..100, 0 = TS_JPEG_QUALITY_DEFAULT */
+    int png_level;      /* zlib level 0..9, -1 = TS_PNG_LEVEL_DEFAULT */
     int progressive;    /* JPEG */
 } ts_save_opts;
+
+/* The options a save of path uses: the format from the extension when not
+ * given, the defaults filled in, the ranges checked. The one place these
+ * rules live: every writer (CPU or GPU) goes through it. opts may be NULL. */
+ts_status ts_save_opts_resolve(const char *path, const ts_save_opts *opts, ts_save_opts *out, ts_err *err);
 
 /* Encode to a temporary file beside path, then rename it into place, so a
  * failure never leaves a half-written file. Formats that cannot hold the
@@ -364,7 +372,7 @@ typedef struct ts_batch_opts {
     int tile_w, tile_h;       /* 0 = automatic */
     int jobs;                 /* codec threads (0 = all cores) */
     ts_format format;         /* TS_FMT_UNKNOWN = same as the input */
-    int quality;              /* JPEG quality (0 = 90) */
+    int quality;              /* JPEG quality (0 = TS_JPEG_QUALITY_DEFAULT) */
     int png_level;            /* -1 = default */
     int skip_existing, overwrite, dry_run;
     int keep_orientation;     /* 1 = do not apply EXIF orientation */

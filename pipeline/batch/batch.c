@@ -4,7 +4,7 @@
  * worker itself (CPU backend) or on the GPU engine, which one thread feeds
  * with decoded images and drains in submission order. Workers prefer
  * encoding to decoding, so finished images leave memory first. */
-#include "gpu_codec.h"
+#include "codec_session.h"
 #include "outputs.h"
 #include "pool.h"
 #include "buffers.h"
@@ -130,19 +130,7 @@ typedef struct batch {
     int fatal;                /* a device error: stop everything */
     ts_err fatal_err;
     int pinned_decodes, pageable_decodes;
-    ts_gpu_codec *gpu_codec;  /* nvJPEG on the first engine's device, when --codec takes it */
-    pthread_t codec_thread;   /* makes gpu_codec while the engines start and the first files decode */
-    int codec_thread_running;
-    pthread_mutex_t codec_lock;
-    int codec_ready;          /* 0 while codec_thread may still be at it (see codec_wait) */
-    int codec_device, gpu_hardware;
-    ts_status codec_st;
-    ts_err codec_why;
-    ts_allocator device_alloc;/* images that stay on that device (every engine is on it) */
-    int device_images;        /* 1: nvJPEG decodes into, and encodes from, device memory */
-    ts_gpu_coder *coders[256];/* one per worker, made on first use */
-    int coder_failed[256];
-    int gpu_decoded, gpu_encoded;
+    ts_codec_session *codecs; /* nvJPEG where it takes a file, else the CPU codecs */
 } batch;
 
 static int stopping(const batch *b) { return b->fatal || (b->o->stop && *b->o->stop); }
@@ -302,22 +290,6 @@ static void probe(batch *b, int i)
 
 /* ---------------------------------------------------------------- stages */
 
-static ts_status codec_wait(batch *b, ts_err *err);
-
-/* Worker w's nvJPEG state, made on first use; NULL without GPU codecs.
- * With --codec auto the first files wait here for nvJPEG's set-up: handing
- * them to the CPU codecs meanwhile, in input order or out of it, made the
- * folder job slower every way it was tried, since those decodes slow the
- * set-up down and fill the cores that the progressive decodes need
- * (docs/measurements/batch.md). */
-static ts_gpu_coder *coder_for(batch *b, int w)
-{
-    codec_wait(b, NULL);
-    if (!b->gpu_codec || w < 0 || w >= 256 || b->coder_failed[w]) return NULL;
-    if (!b->coders[w] && ts_gpu_coder_create(b->gpu_codec, &b->coders[w], NULL) != TS_OK) b->coder_failed[w] = 1;
-    return b->coders[w];
-}
-
 /* --max-pixels holds for every image the chain makes, not only inputs
  * (scale=40 on a photo would otherwise write gigabytes): 0 and job i
  * failed, its decoded input freed, when one is over. */
@@ -336,8 +308,11 @@ static int sizes_within_limit(batch *b, int i)
 }
 
 /* Decode job i (no lock held) on worker w. Returns 1 if it is ready for
- * the ops. JPEGs go to nvJPEG when the run has it and the file suits it;
- * the rest, and whatever nvJPEG refuses, to the CPU decoders. */
+ * the ops. JPEGs that suit nvJPEG go to it when the run has it (the
+ * session decides and falls back to the CPU decoders inside). With
+ * --codec auto the first files wait for nvJPEG's set-up: handing them to
+ * the CPU codecs meanwhile, in input order or out of it, made the folder
+ * job slower every way it was tried (docs/measurements/batch.md). */
 static int decode(batch *b, int i, int lane, int w)
 {
     ts_image_result *res = &b->r->images[i];
@@ -346,30 +321,16 @@ static int decode(batch *b, int i, int lane, int w)
     ts_load_opts lo = { b->o->max_pixels, b->decode_alloc.alloc ? &b->decode_alloc : NULL, b->o->accept_damaged,
                          b->o->max_work };
     double t0 = ts_now();
-    ts_gpu_coder *k = j->scale == 1 && !j->cpu_decode && !b->o->accept_damaged ? coder_for(b, w) : NULL;
-    int cpu = 1;
-    ts_status st = k ? ts_gpu_decode_file(k, res->input, &lo, b->device_images ? &b->device_alloc : NULL, &j->in, &cpu, &e)
-                     : TS_E_FORMAT;
-    if (k && !cpu) {
-        double t1 = ts_now();
-        res->decode_s = t1 - t0;
-        res->in_bytes = file_size(res->input);
-        if (st != TS_OK) { fail(b, i, st, &e); return 0; }
-        if (!sizes_within_limit(b, i)) return 0;
-        __atomic_add_fetch(&b->gpu_decoded, 1, __ATOMIC_RELAXED);
-        res->w = j->in.w; res->h = j->in.h; res->c = j->in.c; res->type = j->in.type;
-        trace(b, lane, "decode (gpu)", t0, t1, image_bytes(&j->in), i);
-        return 1;
-    }
-    memset(&e, 0, sizeof e);
-    st = ts_image_load_scaled(res->input, &lo, j->scale, &j->in, &e);
+    int on_gpu = 0;
+    ts_status st = ts_codec_session_load(b->codecs, w, res->input, &lo, j->scale,
+                                         !j->cpu_decode && !b->o->accept_damaged, &j->in, &on_gpu, &e);
     double t1 = ts_now();
     res->decode_s = t1 - t0;
     res->in_bytes = file_size(res->input);
     if (st != TS_OK) { fail(b, i, st, &e); return 0; }
     if (!sizes_within_limit(b, i)) return 0;
     res->w = j->in.w * j->scale; res->h = j->in.h * j->scale; res->c = j->in.c; res->type = j->in.type;
-    trace(b, lane, j->scale > 1 ? "decode (shrunk)" : "decode", t0, t1, image_bytes(&j->in), i);
+    trace(b, lane, on_gpu ? "decode (gpu)" : j->scale > 1 ? "decode (shrunk)" : "decode", t0, t1, image_bytes(&j->in), i);
     return 1;
 }
 
@@ -391,6 +352,13 @@ static void cpu_ops(batch *b, int i, int lane)
     trace(b, lane, "ops (cpu)", t0, t1, image_bytes(&j->in) + image_bytes(&j->out), i);
 }
 
+/* The pixels of an image on the device back to the host, for the CPU writers. */
+static ts_status engine_to_host(void *ctx, ts_image *img, ts_err *err)
+{
+    batch *b = ctx;
+    return ts_engine_image_to_host(b->engines[0].e, img, err);
+}
+
 static void encode(batch *b, int i, int lane, int w)
 {
     job *j = &b->jobs[i];
@@ -403,27 +371,11 @@ static void encode(batch *b, int i, int lane, int w)
     if (b->o->keep_orientation) j->out.orientation = j->in.orientation;
     res->out_w = j->out.w; res->out_h = j->out.h;
     double t0 = ts_now();
-    ts_status st = ts_make_parent_dirs(res->output, &e);
-    ts_gpu_coder *k = j->out_format == TS_FMT_JPEG ? coder_for(b, w) : NULL;
     int on_gpu = 0;
-    if (st == TS_OK && k) {
-        int cpu = 1;
-        ts_status g = ts_gpu_save_jpeg(k, res->output, &j->out, j->out_on_device, b->o->quality ? b->o->quality : 90,
-                                       &cpu, &e);
-        if (!cpu) { st = g; on_gpu = 1; }   /* else nothing was written: the CPU writer does it */
-    }
-    if (st == TS_OK && !on_gpu && j->out_on_device) {
-        /* nvJPEG refused it: the pixels come to the host for the CPU writer */
-        ts_err why = { 0 };
-        st = ts_engine_image_to_host(b->engines[0].e, &j->out, &why);
-        if (st != TS_OK) ts_err_set(&e, st, "%s: %s", res->output, why.msg);
-        j->out_on_device = 0;
-    }
-    if (st == TS_OK && !on_gpu) {
-        memset(&e, 0, sizeof e);
-        st = ts_image_save(res->output, &j->out, &so, &e);
-    }
-    if (st == TS_OK && on_gpu) __atomic_add_fetch(&b->gpu_encoded, 1, __ATOMIC_RELAXED);
+    ts_status st = ts_make_parent_dirs(res->output, &e);
+    if (st == TS_OK)
+        st = ts_codec_session_save(b->codecs, w, res->output, &j->out, &j->out_on_device, &so, engine_to_host, b,
+                                   &on_gpu, &e);
     double t1 = ts_now();
     res->encode_s = t1 - t0;
     if (st != TS_OK) { fail(b, i, st, &e); return; }
@@ -505,14 +457,6 @@ static int next_work(batch *b, int *i)
     }
 }
 
-/* The last file is decoded: the hardware decoder's state is released on
- * this worker, beside the last images' chains and encodes, instead of
- * after them, so that releasing it adds nothing to the run's end. */
-static void end_decoding(batch *b)
-{
-    if (__atomic_load_n(&b->codec_ready, __ATOMIC_ACQUIRE) && b->gpu_codec) ts_gpu_codec_end_decoding(b->gpu_codec);
-}
-
 typedef struct worker_arg { batch *b; int lane, index; } worker_arg;
 
 /* Run one piece of work (no lock held); returns 1 when the job is done. */
@@ -528,7 +472,7 @@ static int do_work(batch *b, int kind, int i, int lane, int w)
         return 1;
     }
     int decoded = decode(b, i, lane, w);
-    if (__atomic_sub_fetch(&b->decodes_left, 1, __ATOMIC_ACQ_REL) == 0) end_decoding(b);
+    if (__atomic_sub_fetch(&b->decodes_left, 1, __ATOMIC_ACQ_REL) == 0) ts_codec_session_end_decoding(b->codecs);
     if (!decoded) return 1;
     if (b->use_gpu) return 0;
     cpu_ops(b, i, lane);
@@ -565,10 +509,7 @@ static void *worker(void *p)
     pthread_mutex_unlock(&b->lock);
     /* its nvJPEG state is released here, beside the other workers', not
      * one after another at the end */
-    if (wa->index < 256) {
-        ts_gpu_coder_destroy(b->coders[wa->index]);
-        b->coders[wa->index] = NULL;
-    }
+    ts_codec_session_worker_done(b->codecs, wa->index);
     return NULL;
 }
 
@@ -614,10 +555,11 @@ static void *gpu_feeder(void *p)
             ts_err e = { 0 };
             double t0 = ts_now();
             /* A JPEG output that nvJPEG will encode stays on the device. */
-            j->out_on_device = __atomic_load_n(&b->codec_ready, __ATOMIC_ACQUIRE) && b->device_images &&
+            j->out_on_device = ts_codec_session_on_device(b->codecs) &&
                                j->out_format == TS_FMT_JPEG && j->in.c == 3 && j->in.type == TS_U8;
             ts_status st = ts_engine_submit_to(es->e, chain_for(b, j), &j->in, &j->out,
-                                               j->out_on_device ? &b->device_alloc : NULL, (void *)(intptr_t)i, i, &e);
+                                               j->out_on_device ? ts_codec_session_device_allocator(b->codecs) : NULL,
+                                               (void *)(intptr_t)i, i, &e);
             if (st == TS_E_NOMEM && j->out_on_device) {   /* the device is full: the output goes to the host */
                 j->out_on_device = 0;
                 memset(&e, 0, sizeof e);
@@ -705,79 +647,6 @@ static void decode_free(void *ctx, void *p)
     a.free(a.ctx, p);
 }
 
-/* --codec: nvJPEG on the first engine's device. Its set-up (the context,
- * then nvjpegCreateEx with the hardware backend) is long, so a thread does
- * it while the engines start; --codec gpu waits for it before the first
- * file, --codec auto where a file first needs it (coder_for). */
-static void *codec_thread_main(void *p)
-{
-    batch *b = p;
-    b->codec_st = ts_gpu_codec_create(b->codec_device, &b->gpu_codec, &b->gpu_hardware, &b->codec_why);
-    return NULL;
-}
-
-static void start_gpu_codec(batch *b, int device)
-{
-    if (b->o->codec == TS_CODEC_CPU) {
-        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (asked for with --codec cpu)");
-        return;
-    }
-    if (!b->wants_jpeg) return;   /* no JPEG in or out: nvJPEG's second of set-up and release buys nothing */
-    b->codec_device = device;
-    b->codec_ready = 0;
-    if (pthread_create(&b->codec_thread, NULL, codec_thread_main, b) == 0) b->codec_thread_running = 1;
-    else codec_thread_main(b);
-}
-
-/* The codec once made (with codec_lock held): kept, or dropped when auto
- * finds no hardware decoder (the hybrid backend decodes Huffman on one CPU
- * core per image, no faster than libjpeg-turbo on the same core); the
- * run's note says which. Only --codec gpu makes a missing codec an error. */
-static ts_status codec_settle(batch *b, ts_err *err)
-{
-    if (b->codec_thread_running) {
-        pthread_join(b->codec_thread, NULL);
-        b->codec_thread_running = 0;
-    }
-    ts_codec want = b->o->codec;
-    if (b->codec_st != TS_OK) {
-        if (want == TS_CODEC_GPU) return ts_err_set(err, TS_E_DEVICE, "--codec gpu: %s", b->codec_why.msg);
-        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (%.140s)", b->codec_why.msg);
-        return TS_OK;
-    }
-    if (!b->gpu_hardware && want == TS_CODEC_AUTO) {
-        ts_gpu_codec_destroy(b->gpu_codec);
-        b->gpu_codec = NULL;
-        snprintf(b->r->codec_note, sizeof b->r->codec_note, "cpu (no hardware JPEG decoder on this GPU; --codec gpu uses nvJPEG's hybrid one)");
-        return TS_OK;
-    }
-    /* Every engine on the codec's device: decoded pixels and JPEG outputs
-     * need not cross the bus at all. */
-    b->device_images = 1;
-    for (int k = 0; k < b->n_engines; k++) b->device_images &= b->engines[k].device == b->engines[0].device;
-    if (b->device_images) b->device_alloc = ts_engine_device_allocator(b->engines[0].e);
-    snprintf(b->r->codec_note, sizeof b->r->codec_note, "nvJPEG on device %d (%s decoder%s), CPU for what it does not take",
-             b->engines[0].device, b->gpu_hardware ? "hardware" : "hybrid", b->device_images ? ", pixels kept on the device" : "");
-    return TS_OK;
-}
-
-/* Settle the run's nvJPEG (b->gpu_codec, NULL when it has none) the first
- * time, waiting for codec_thread; the error is --codec gpu's, when it
- * cannot have one. */
-static ts_status codec_wait(batch *b, ts_err *err)
-{
-    ts_status st = TS_OK;
-    if (!__atomic_load_n(&b->codec_ready, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&b->codec_lock);
-        if (!b->codec_ready) {
-            st = codec_settle(b, err);
-            __atomic_store_n(&b->codec_ready, 1, __ATOMIC_RELEASE);
-        }
-        pthread_mutex_unlock(&b->codec_lock);
-    }
-    return st;
-}
-
 /* One engine per entry of --gpus, each with its own pinned pool (its
  * share of the pinned limit), streams and slots. */
 static ts_status start_engines(batch *b, ts_err *err)
@@ -787,7 +656,8 @@ static ts_status start_engines(batch *b, ts_err *err)
     int n = ts_engine_parse_gpus(o->gpus, n_dev, devices, MAX_ENGINES, err);
     if (n < 0) return err ? err->status : TS_E_ARG;
     if (n == 0) return ts_err_set(err, TS_E_DEVICE, "no CUDA device for the GPU engines");
-    start_gpu_codec(b, devices[0]);
+    b->codecs = ts_codec_session_create(o->codec, 1, b->wants_jpeg, devices[0]);
+    if (!b->codecs) return ts_err_set(err, TS_E_NOMEM, "out of memory");
     int streams = o->streams > 0 ? o->streams : 3;
     if (n * streams > 16) streams = 16 / n > 0 ? 16 / n : 1;  /* TSK_SLOTS coefficient slots in all */
     /* Pinned memory is locked RAM: half the budget at most; images past it
@@ -832,17 +702,19 @@ static ts_status start_engines(batch *b, ts_err *err)
     ts_engine_peak_rates(b->engines[0].e, &b->r->peak, &perr); /* zeros if it fails: the table then omits shares */
     if (o->trace) ts_trace_clear(o->trace);   /* drop the warm-up's events */
     b->decode_alloc = (ts_allocator){ decode_alloc, decode_free, b };
+    /* every engine on the codec's device: decoded pixels and JPEG outputs need not cross the bus */
+    int one_device = 1;
+    for (int k = 0; k < n; k++) one_device &= devices[k] == devices[0];
+    if (one_device) ts_codec_session_keep_on_device(b->codecs, 1, ts_engine_device_allocator(b->engines[0].e));
     if (b->o->codec != TS_CODEC_GPU) return TS_OK;   /* auto: settled where a file first needs it */
-    return codec_wait(b, err);
+    return ts_codec_session_wait(b->codecs, err);
 }
 
 static void batch_cleanup(batch *b)
 {
     for (int i = 0; i < 9; i++) ts_chain_free(b->chains[i]);
     ts_chain_free(b->first_op);
-    if (b->codec_thread_running) pthread_join(b->codec_thread, NULL);   /* a run stopped before it was needed */
-    for (int w = 0; w < 256; w++) ts_gpu_coder_destroy(b->coders[w]);
-    ts_gpu_codec_destroy(b->gpu_codec);
+    ts_codec_session_free(b->codecs);
     for (int k = 0; k < b->n_engines; k++) ts_engine_destroy(b->engines[k].e);
     if (b->jobs && b->r->images)
         for (int i = 0; i < b->r->n_images; i++) ts_chain_free(b->jobs[i].chain);
@@ -850,7 +722,6 @@ static void batch_cleanup(batch *b)
     free(b->decoded.at);
     free(b->processed.at);
     pthread_mutex_destroy(&b->lock);
-    pthread_mutex_destroy(&b->codec_lock);
     pthread_cond_destroy(&b->changed);
 }
 
@@ -1003,9 +874,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     b.o = o;
     b.r = r;
     pthread_mutex_init(&b.lock, NULL);
-    pthread_mutex_init(&b.codec_lock, NULL);
     pthread_cond_init(&b.changed, NULL);
-    b.codec_ready = 1;   /* until start_gpu_codec starts one */
     double t_start = ts_now();
 
     ts_status st = TS_OK;
@@ -1030,7 +899,6 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
                                                   sizeof r->device_note, &b.use_gpu, err);
     if (st == TS_OK && o->codec == TS_CODEC_GPU && !b.use_gpu)
         st = ts_err_set(err, TS_E_ARG, "--codec gpu needs the GPU (--device gpu or auto with a CUDA device)");
-    if (st == TS_OK && !b.use_gpu) snprintf(r->codec_note, sizeof r->codec_note, "cpu (the run is on the CPU)");
     if (st == TS_OK) {
         r->n_images = l.n;
         r->images = calloc((size_t)l.n, sizeof *r->images);
@@ -1066,7 +934,11 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     /* The engines start before the first decode, so that decodes land in
      * pinned memory; starting them beside the first decodes, or pinning
      * the whole pool up front, were both slower (docs/measurements/batch.md). */
-    if (!o->dry_run && work > 0 && b.use_gpu && (st = start_engines(&b, err)) != TS_OK) {
+    if (!o->dry_run && work > 0 && b.use_gpu && (st = start_engines(&b, err)) == TS_OK && !b.codecs)
+        st = ts_err_set(err, TS_E_NOMEM, "out of memory");
+    if (st == TS_OK && !b.codecs && !(b.codecs = ts_codec_session_create(o->codec, b.use_gpu, 0, 0)))
+        st = ts_err_set(err, TS_E_NOMEM, "out of memory");
+    if (st != TS_OK) {
         batch_cleanup(&b);
         return st;
     }
@@ -1091,14 +963,14 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     double t_work = ts_now();
     r->setup_s = t_work - t_start;
     st = run_threads(&b, err);
-    codec_wait(&b, NULL);   /* for its note, when no file needed it */
+    ts_codec_session_wait(b.codecs, NULL);   /* for its note, when no file needed it */
+    snprintf(r->codec_note, sizeof r->codec_note, "%s", ts_codec_session_note(b.codecs));
     double t_done = ts_now();
     r->work_s = t_done - t_work;
     ts_pool_free(b.pool);
     r->decoded_pinned = b.pinned_decodes;
     r->decoded_pageable = b.pageable_decodes;
-    r->gpu_decoded = b.gpu_decoded;
-    r->gpu_encoded = b.gpu_encoded;
+    ts_codec_session_counts(b.codecs, &r->gpu_decoded, &r->gpu_encoded);
     for (int i = 0; i < r->n_images; i++) r->shrunk_on_load += b.jobs[i].scale > 1 && r->images[i].status == TS_OK && !r->images[i].skipped;
     if (st == TS_OK) st = final_status(o, &b, err);
     batch_cleanup(&b);

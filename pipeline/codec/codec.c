@@ -165,19 +165,16 @@ static ts_status check_image(const char *path, const ts_image *img, ts_err *err)
     return TS_OK;
 }
 
-typedef struct save_params {
-    ts_format format;
-    int quality, png_level, progressive;
-} save_params;
+typedef ts_save_opts save_params;
 
-static ts_status resolve_opts(const char *path, const ts_save_opts *opts, save_params *p, ts_err *err)
+ts_status ts_save_opts_resolve(const char *path, const ts_save_opts *opts, ts_save_opts *p, ts_err *err)
 {
     p->format = opts && opts->format != TS_FMT_UNKNOWN ? opts->format : ts_format_from_path(path);
-    p->quality = opts && opts->quality ? opts->quality : 90;
+    p->quality = opts && opts->quality ? opts->quality : TS_JPEG_QUALITY_DEFAULT;
     p->png_level = opts ? opts->png_level : -1;
     p->progressive = opts ? opts->progressive : 0;
     if (p->png_level < 0)
-        p->png_level = 3;
+        p->png_level = TS_PNG_LEVEL_DEFAULT;
     if (p->format == TS_FMT_UNKNOWN)
         return ts_err_set(err, TS_E_FORMAT,
                           "%s: unknown output format (use .png, .jpg, .bmp, .tga or .hdr)", path);
@@ -420,7 +417,7 @@ ts_status ts_image_save(const char *path, const ts_image *img,
     }
     ts_status st = check_image(path, img, err);
     if (st == TS_OK)
-        st = resolve_opts(path, opts, &p, err);
+        st = ts_save_opts_resolve(path, opts, &p, err);
     if (st != TS_OK)
         return st;
     encode_ctx c = {img, &p};

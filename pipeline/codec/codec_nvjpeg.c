@@ -119,11 +119,9 @@ struct ts_gpu_codec {
  * and every file where the card has no hardware decoder, is decoded by the
  * GPU_HYBRID backend through nvJPEG's decoupled API: the CPU part
  * (nvjpegDecodeJpegHost) on the calling worker, the rest on the coder's
- * stream. Measured on the H200 machine on 150 progressive 2-24 MP photos
- * (1791 MP), 16 threads: 1.0 s against libjpeg-turbo's 1.7 s, and 5.4 s of
- * CPU time (0.8 s of it the host part, the rest spinning in
- * cudaStreamSynchronize) against libjpeg-turbo's 24.2 s; the HYBRID backend
- * (Huffman on the CPU) took 1.3 s and 12.3 s. */
+ * stream. It takes such files faster than libjpeg-turbo and with far less
+ * CPU time; the HYBRID backend (Huffman on the CPU) was rejected, slower
+ * on both (docs/measurements/pipeline.md). */
 typedef struct hybrid_decoder {
     nvjpegJpegDecoder_t dec;
     nvjpegJpegState_t state;
@@ -181,8 +179,9 @@ int ts_gpu_codec_built(void) { return 1; }
 /* Wait for what is queued on stream. cudaStreamSynchronize spins a core
  * until the GPU is done; an event made with cudaEventBlockingSync lets the
  * thread sleep, leaving the core to other workers' CPU work meanwhile (a
- * worker waits about 27 ms on a 13 MP progressive file's GPU_HYBRID
- * decode, and the spinning counted as CPU time in the measurements above). */
+ * worker waits long on a progressive file's GPU_HYBRID decode, and the
+ * spinning was most of that decoder's CPU time;
+ * docs/measurements/pipeline.md). */
 static cudaError_t wait_for(cudaStream_t stream, cudaEvent_t done)
 {
     cudaError_t ce = cudaEventRecord(done, stream);
@@ -196,11 +195,9 @@ static cudaError_t make_wait_event(cudaEvent_t *e)
 
 /* Page-locked memory for nvJPEG (its allocator) and the coders' bitstreams:
  * an mmap'd block with its pages faulted in, then cudaHostRegister'ed, as
- * the engines' pool does it (pipeline/engine/engine_cuda.c), instead of
- * cudaHostAlloc, which pins at about 2.7 GB/s. nvJPEG grows its buffers as
- * larger files come. Measured on the H200 machine, 300 photos of 2-24 MP,
- * two runs each in one call: 145.0 and 146.8 images/s this way against
- * 102.4 and 111.4 with cudaHostAlloc (work 1.29-1.47 s against 2.00-2.08).
+ * the engines' pool does it (pipeline/engine/engine_cuda.c). cudaHostAlloc
+ * was rejected: it pins slowly, and nvJPEG grows its buffers as larger
+ * files come, so the folder job waits on it (docs/measurements/pipeline.md).
  * The first page holds the block's size: nvJPEG's free gives the pointer. */
 enum { PIN_HEAD = 4096 };
 
@@ -271,12 +268,12 @@ static void *batcher_main(void *p)
 {
     ts_gpu_codec *c = p;
     cudaSetDevice(c->device);
-    /* Made here, not in ts_gpu_codec_create: it takes 0.32-0.44 s on the
-     * H200 machine, and meanwhile the workers already decode progressive
-     * files, encode and queue files for it. That took the folder job's
-     * set-up from 0.85-0.92 s to 0.48-0.50 (104.9-107.9 images/s ->
-     * 115.0-125.1, in one call). Failing, it fails every file queued here,
-     * which the CPU decoder then takes (none comes, see decode_on_device). */
+    /* Made here, not in ts_gpu_codec_create, where its slow making would
+     * hold up the folder job's set-up: meanwhile the workers already decode
+     * progressive files, encode and queue files for it
+     * (docs/measurements/pipeline.md). Failing, it fails every file queued
+     * here, which the CPU decoder then takes (none comes, see
+     * decode_on_device). */
     c->state_status = nvjpegJpegStateCreate(c->h, &c->batch_state);
     pthread_mutex_lock(&c->lock);
     c->state_made = 1;
@@ -468,10 +465,9 @@ ts_status ts_gpu_coder_create(ts_gpu_codec *c, ts_gpu_coder **out, ts_err *err)
     if (ce == cudaSuccess) ce = make_wait_event(&k->done);
     if (ce != cudaSuccess) st = cu_fail(ce, "nvJPEG", "cudaStreamCreate", err);
     /* No hardware decode state here: the batcher's does that decoding, and
-     * each hardware state takes over a second to make when the workers make
-     * theirs at once (measured: 25 s of worker time for 16 of them). The
-     * GPU_HYBRID decoder is made when a file first needs it (0.02-0.07 s
-     * a worker, measured with 16 making theirs at once). */
+     * hardware states are slow to make, slower still when the workers make
+     * theirs at once. The GPU_HYBRID decoder, cheap to make, is made when a
+     * file first needs it (docs/measurements/pipeline.md). */
     if (st == TS_OK && (s = nvjpegJpegStreamCreate(c->h, &k->parsed)) != NVJPEG_STATUS_SUCCESS)
         st = nv_fail(s, "nvJPEG", "nvjpegJpegStreamCreate", err);
     if (st == TS_OK && (s = nvjpegEncoderStateCreate(c->h, &k->enc, k->stream)) != NVJPEG_STATUS_SUCCESS)
@@ -552,13 +548,11 @@ static nvjpegStatus_t hybrid_ready(ts_gpu_coder *k)
 
 /* Decode data with the GPU_HYBRID decoder, queued on k->stream on return
  * (the caller waits for it there).
- * On a progressive file the host part is short (150 files of 2-24 MP: 0.8 s
- * of the workers' time) and the GPU part long: 27 ms for 13 MP with one
- * thread, and the GPU parts of several threads overlap only so far (1.7-2.0
- * GP/s with 16 threads, no more with 32 or 48; H200 machine). Sending the
- * files beyond 4 or 8 such decodes at once to libjpeg-turbo instead was
- * tried and made the folder job no faster (98.0-107.9 images/s against
- * 107.5-107.8 without a limit, in one call), so every worker uses it. */
+ * On a progressive file the host part is short and the GPU part long, and
+ * the GPU parts of several threads overlap only so far. Every worker uses
+ * it all the same: sending the files beyond 4 or 8 such decodes at once to
+ * libjpeg-turbo was tried and made the folder job no faster
+ * (docs/measurements/pipeline.md). */
 static nvjpegStatus_t hybrid_decode(ts_gpu_coder *k, const unsigned char *data, size_t len, nvjpegImage_t *out)
 {
     ts_gpu_codec *c = k->c;
@@ -586,9 +580,9 @@ static ts_status decode_on_device(ts_gpu_coder *k, const char *path, size_t len,
         *cpu = 1;
         return ts_err_set(err, TS_E_FORMAT, "%s: does not end with EOI: left to libjpeg-turbo", path);
     }
-    /* Until the batcher has its state (0.15-0.48 s after the handle), the
-     * GPU_HYBRID decoder takes baseline files too, instead of the workers
-     * waiting for it. */
+    /* Until the batcher has its state (made on its own thread, some time
+     * after the handle), the GPU_HYBRID decoder takes baseline files too,
+     * instead of the workers waiting for it. */
     if (c->hardware && __atomic_load_n(&c->batch_ready, __ATOMIC_ACQUIRE)) {
         int supported = -1;
         s = nvjpegJpegStreamParseHeader(c->h, data, len, k->parsed);
@@ -781,7 +775,10 @@ ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *im
         *cpu = 1;
         return ts_err_set(err, TS_E_FORMAT, "%s: only 8-bit RGB is encoded on the GPU", path);
     }
-    if (quality < 1 || quality > 100) quality = 90;
+    if (quality < 1 || quality > 100) {   /* the CPU writer names it (ts_save_opts_resolve) */
+        *cpu = 1;
+        return ts_err_set(err, TS_E_ARG, "%s: JPEG quality %d is not in 1..100", path, quality);
+    }
     cudaError_t ce = cudaSetDevice(k->c->device);
     if (ce != cudaSuccess) { *cpu = 1; return cu_fail(ce, path, "selecting the CUDA device", err); }
     size_t len = 0;

@@ -116,8 +116,8 @@ static void write_options(FILE *f, const ts_batch_opts *o)
             device_name(o->device), o->path == TS_PATH_TEXTURE ? "texture" : "global", o->streams > 0 ? o->streams : 3,
             o->tile_w, o->tile_h, o->jobs);
     fprintf(f, "\n              \"format\": \"%s\", \"quality\": %d, \"png_level\": %d,",
-            o->format == TS_FMT_UNKNOWN ? "same" : ts_format_name(o->format), o->quality > 0 ? o->quality : 90,
-            o->png_level >= 0 ? o->png_level : 3);
+            o->format == TS_FMT_UNKNOWN ? "same" : ts_format_name(o->format), o->quality > 0 ? o->quality : TS_JPEG_QUALITY_DEFAULT,
+            o->png_level >= 0 ? o->png_level : TS_PNG_LEVEL_DEFAULT);
     fprintf(f, "\n              \"skip_existing\": %s, \"replace_input\": %s, \"dry_run\": %s, \"keep_orientation\": %s,",
             o->skip_existing ? "true" : "false", o->overwrite ? "true" : "false", o->dry_run ? "true" : "false",
             o->keep_orientation ? "true" : "false");
