@@ -1,4 +1,4 @@
-/* bench_cpu.c - `tilestream bench cpu`: the fast CPU ops (kernels/cpu_*.c)
+/* bench_cpu.c - `tilestream bench cpu`: the fast CPU ops (kernels/<family>/cpu_*.c)
  * on one large RGB8 image, on one thread and on all of them, next to
  * memcpy of the same buffer on as many threads: the CPU's copy bound.
  *

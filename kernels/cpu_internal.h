@@ -5,7 +5,7 @@
 #ifndef TSK_CPU_INTERNAL_H
 #define TSK_CPU_INTERNAL_H
 
-#include "ref_families.h"
+#include "kind_parts.h"
 #include "ref_internal.h"
 #include "tsk_cpu.h"
 
@@ -63,13 +63,5 @@ static inline unsigned char *cpu_px(const ts_view *v, int lx, int ly)
 {
     return v->data + (size_t)ly * v->pitch + (size_t)lx * (size_t)v->c * (size_t)v->type;
 }
-
-/* The op families (cpu_point.c, cpu_orient.c, cpu_conv.c); views checked,
- * src known to hold what dst needs. They return TS_E_NOMEM at worst. */
-ts_status tsk_cpu_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_cpu_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_cpu_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
-ts_status tsk_cpu_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
 
 #endif

@@ -4,7 +4,8 @@
  * kernels read nothing outside that region, which the tiled-equals-whole
  * tests prove. When in doubt a region is larger, never smaller. */
 #include "kind_parts.h"
-#include "ref_internal.h"
+#include "orient/ts_orient.h"
+#include "ts_pixel.h"
 
 #include <limits.h>
 #include <math.h>
@@ -19,7 +20,7 @@ void tsk_size_same(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
 
 void tsk_size_orient(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
 {
-    int swap = op->u.orient.code >= 5 && op->u.orient.code <= 8;
+    int swap = ts_orient_swaps(op->u.orient.code);
     *out_w = swap ? in_h : in_w;
     *out_h = swap ? in_w : in_h;
 }
@@ -100,8 +101,8 @@ static span border_span(long long a, long long b, int n, ts_border mode)
 ts_rect tsk_need_orient(const tsk_op *op, int in_w, int in_h, ts_rect out)
 {
     int ax, ay, bx, by;
-    if (!ref_orient_src(op->u.orient.code, out.x0, out.y0, in_w, in_h, &ax, &ay) ||
-        !ref_orient_src(op->u.orient.code, out.x0 + out.w - 1, out.y0 + out.h - 1, in_w, in_h, &bx, &by))
+    if (!ts_orient_src(op->u.orient.code, out.x0, out.y0, in_w, in_h, &ax, &ay) ||
+        !ts_orient_src(op->u.orient.code, out.x0 + out.w - 1, out.y0 + out.h - 1, in_w, in_h, &bx, &by))
         return rect_of(span_clip(span_of(out.x0, out.x0 + (long long)out.w - 1), in_w),
                        span_clip(span_of(out.y0, out.y0 + (long long)out.h - 1), in_h));
     return rect_of(span_clip(span_of(ax < bx ? ax : bx, ax < bx ? bx : ax), in_w),

@@ -54,7 +54,10 @@ extern "C" ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view
                                    const tsk_launch *l, ts_err *err)
 {
     const tsk_family *f = family_of(op->kind);
+    int version;
     if (!f) return ts_err_set(err, TS_E_ARG, "unknown kernel op %d", (int)op->kind);
+    ts_status st = tsk_pick_version(f, l, &version, err);  /* an unknown version is an error, even with nothing to do */
+    if (st != TS_OK) return st;
     if (src->c != dst->c || src->type != dst->type)
         return ts_err_set(err, TS_E_ARG, "%s: source and destination differ in channels or type", f->name);
     if (l && (l->slot < 0 || l->slot >= TSK_SLOTS))

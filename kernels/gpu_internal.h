@@ -25,11 +25,11 @@ typedef struct tsk_family {
     const unsigned char *fma;
 } tsk_family;
 
-extern "C" const tsk_family tsk_family_point;    /* MATRIX, PREMUL, UNPREMUL (point.cu) */
-extern "C" const tsk_family tsk_family_orient;   /* ORIENT (orient.cu) */
-extern "C" const tsk_family tsk_family_conv_sep; /* CONV_SEP (conv_sep.cu) */
-extern "C" const tsk_family tsk_family_conv2d;   /* CONV_2D (conv2d.cu) */
-extern "C" const tsk_family tsk_family_sample;   /* SAMPLE (sample.cu) */
+extern "C" const tsk_family tsk_family_point;    /* MATRIX, PREMUL, UNPREMUL (point/point.cu) */
+extern "C" const tsk_family tsk_family_orient;   /* ORIENT (orient/orient.cu) */
+extern "C" const tsk_family tsk_family_conv_sep; /* CONV_SEP (conv/conv_sep.cu) */
+extern "C" const tsk_family tsk_family_conv2d;   /* CONV_2D (conv/conv2d.cu) */
+extern "C" const tsk_family tsk_family_sample;   /* SAMPLE (sample/sample.cu) */
 
 /* Turn a CUDA error into a ts_err; returns TS_OK when e == cudaSuccess. */
 static inline ts_status tsk_cuda_status(cudaError_t e, const char *what, ts_err *err)
@@ -40,11 +40,19 @@ static inline ts_status tsk_cuda_status(cudaError_t e, const char *what, ts_err 
 /* After a launch: the launch's own error (bad configuration etc.). */
 #define TSK_LAUNCH_CHECK(what, err) tsk_cuda_status(cudaGetLastError(), (what), (err))
 
-/* The version a launch asks for: 0 means the family's default. */
-static inline int tsk_pick_version(const tsk_family *f, const tsk_launch *l)
+/* The version a launch asks for into *version: l->version 1..count, or
+ * the family's default for 0 (or no launch). Any other number is TS_E_ARG
+ * naming the family, for the caller to return (tsk_gpu_apply checks it
+ * first; each family's launcher again where it picks). */
+static inline ts_status tsk_pick_version(const tsk_family *f, const tsk_launch *l, int *version, ts_err *err)
 {
     int v = l ? l->version : 0;
-    return (v <= 0 || v > f->count) ? f->default_version : v;
+    *version = 0;  /* none, until the number is known */
+    if (v < 0 || v > f->count)
+        return ts_err_set(err, TS_E_ARG, "%s: no kernel version %d (versions 1..%d, 0 for the default)", f->name,
+                          v, f->count);
+    *version = v ? v : f->default_version;
+    return TS_OK;
 }
 
 /* Channel element types: the largest value, load as float, store rounded. */

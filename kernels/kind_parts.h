@@ -1,7 +1,8 @@
 /* kind_parts.h - (internal) the per-kind pieces the kind table (kinds.c)
- * points to: output sizes and needs (geometry.c), parameter checks (ref.c)
- * and which sampling ops have a fast CPU version (cpu.c). The reference and
- * fast CPU families are declared in ref_families.h and cpu_internal.h. */
+ * points to: output sizes and needs (geometry.c), parameter checks (ref.c),
+ * which sampling ops have a fast CPU version (cpu.c), and each op family's
+ * reference and fast CPU entry points (kernels/<family>/ref_*.c and
+ * cpu_*.c), which tsk_ref_apply and tsk_cpu_apply dispatch to. */
 #ifndef TSK_KIND_PARTS_H
 #define TSK_KIND_PARTS_H
 
@@ -24,5 +25,22 @@ ts_status tsk_check_2d(const tsk_op *op, const char *what, ts_err *err);
 ts_status tsk_check_sample(const tsk_op *op, const char *what, ts_err *err);
 
 int tsk_cpu_sample_has_fast(const tsk_op *op);
+
+/* The reference families (ref_point.c, ref_orient.c, ref_conv.c,
+ * ref_sample.c); tsk_ref_apply has checked the views and parameters. */
+ts_status tsk_ref_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_ref_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+
+/* The fast CPU families (cpu_point.c, cpu_orient.c, cpu_conv.c,
+ * cpu_sample.c); views checked, src known to hold what dst needs. They
+ * return TS_E_NOMEM at worst. */
+ts_status tsk_cpu_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_cpu_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
 
 #endif

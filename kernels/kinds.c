@@ -1,8 +1,7 @@
 /* kinds.c - the kind table (tsk.h): one row per kernel kind. Adding a kind
- * is a row here, a row in gpu.cu's family table, and the kind's own files. */
-#include "cpu_internal.h"
+ * is a row here, a row in gpu.cu's family table, and the kind's own files
+ * (its family folder, kernels/<family>/). */
 #include "kind_parts.h"
-#include "ref_families.h"
 
 static const tsk_kind_info kinds[TSK_KIND_COUNT] = {
     [TSK_MATRIX] = { "matrix", "matrix", 0, tsk_size_same, tsk_need_point, tsk_check_point,

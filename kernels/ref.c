@@ -1,9 +1,8 @@
 /* ref.c - the CPU reference for the kernel ops: checks the views and the
- * op's parameters, then hands the op to its family (ref_point.c,
- * ref_orient.c, ref_conv.c, ref_sample.c). Written for clarity, not speed:
- * every GPU kernel is tested against it. */
+ * op's parameters, then hands the op to its family (point/ref_point.c,
+ * orient/ref_orient.c, conv/ref_conv.c, sample/ref_sample.c). Written for
+ * clarity, not speed: every GPU kernel is tested against it. */
 #include "kind_parts.h"
-#include "ref_families.h"
 #include "ref_internal.h"
 
 #include <stdint.h>

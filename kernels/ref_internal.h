@@ -1,9 +1,9 @@
-/* ref_internal.h - (internal) what the plain-C reference ops share: typed
+/* ref_internal.h - (internal) what the plain-C reference ops share: the
+ * checks tsk_ref_apply makes (ref.c, also run by the fast CPU ops), typed
  * pixel loads and stores, reads in global coordinates that notice when src
- * does not hold the pixel, border taps, and the orientation map (also used
- * by geometry.c, so that need() and the op cannot disagree). All inline:
- * the families (ref_*.c) depend on this header, not on ref.c; their entry
- * points are in ref_families.h. */
+ * does not hold the pixel, and border taps. The rest is inline: the
+ * families (kernels/<family>/ref_*.c) depend on this header, not on ref.c;
+ * their entry points are in kind_parts.h. */
 #ifndef TSK_REF_INTERNAL_H
 #define TSK_REF_INTERNAL_H
 
@@ -11,6 +11,11 @@
 #include "ts_pixel.h"
 
 #include <stdint.h>
+
+/* The checks tsk_ref_apply makes before it runs an op: the parameters,
+ * both views, and that they are two stages of op. (The fast CPU ops in
+ * cpu.c make the same checks.) */
+ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err);
 
 /* The largest channel value of a type, as the numeric rule uses it. */
 static inline float ref_type_max(ts_type t)
@@ -93,23 +98,6 @@ static inline ts_status tsk_ref_reader_status(const ref_reader *r, const char *w
     return ts_err_set(err, TS_E_ARG,
                       "reference %s: source region %d,%d %dx%d lacks pixel (%d, %d) it needs",
                       what, v->x0, v->y0, v->w, v->h, r->miss_x, r->miss_y);
-}
-
-/* EXIF orientation: the input pixel (sx, sy) that output (x, y) reads, W x H
- * being the input size. Returns 0 for a code outside 1..8. */
-static inline int ref_orient_src(int code, int x, int y, int W, int H, int *sx, int *sy)
-{
-    switch (code) {
-    case 1: *sx = x; *sy = y; return 1;
-    case 2: *sx = W - 1 - x; *sy = y; return 1;
-    case 3: *sx = W - 1 - x; *sy = H - 1 - y; return 1;
-    case 4: *sx = x; *sy = H - 1 - y; return 1;
-    case 5: *sx = y; *sy = x; return 1;
-    case 6: *sx = y; *sy = H - 1 - x; return 1;
-    case 7: *sx = W - 1 - y; *sy = H - 1 - x; return 1;
-    case 8: *sx = W - 1 - y; *sy = x; return 1;
-    default: return 0;
-    }
 }
 
 #endif

@@ -1,6 +1,9 @@
 /* tsk.h - the kernel-level ops: one descriptor type, a plain-C reference
  * implementation (the oracle) and CUDA implementations with numbered
- * versions, all behind this C header.
+ * versions, all behind this C header. Each op family keeps its reference,
+ * fast CPU version and CUDA versions in one folder (kernels/point,
+ * kernels/orient, kernels/conv, kernels/sample); what they share, and the
+ * dispatch over kinds, stays at the top of kernels/.
  *
  * The op-chain parser (pipeline/) lowers user ops (gauss, sharpen, rot90,
  * resize, ...) into these few kernel ops. Every kernel op maps a region of
@@ -220,20 +223,22 @@ typedef struct tsk_kind_info {
 const tsk_kind_info *tsk_kind_info_of(tsk_kind kind);
 
 /* -------------------------------------------------------- CPU reference
- * (kernels/ref_*.c) Plain C written for clarity, not speed: the oracle.
+ * (kernels/ref.c, kernels/<family>/ref_*.c) Plain C written for clarity,
+ * not speed: the oracle.
  * src and dst must agree in c and type; src must hold tsk_need(dst).
  * A read outside src, a bad size or a bad parameter is TS_E_ARG. */
 ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
 
 /* ------------------------------------------------------------ CUDA side
- * (kernels/ *.cu files) Views hold device pointers. Available only when built with
- * CUDA (TS_HAVE_CUDA); otherwise these return TS_E_DEVICE. */
+ * (kernels/gpu.cu, kernels/<family>/ *.cu) Views hold device pointers.
+ * Available only when built with CUDA (TS_HAVE_CUDA); otherwise these
+ * return TS_E_DEVICE. */
 
 enum { TSK_SLOTS = 16 };  /* constant-memory coefficient banks, one per stream */
 
 typedef struct tsk_launch {
     void *stream;   /* cudaStream_t */
-    int version;    /* 0 = the default (fastest) version, else 1..count */
+    int version;    /* 0 = the default (fastest) version, else 1..count; others are TS_E_ARG */
     ts_path path;   /* TSK_SAMPLE only: global memory or texture object */
     int slot;       /* 0..TSK_SLOTS-1: coefficient bank owned by this stream */
 } tsk_launch;
@@ -245,7 +250,9 @@ int tsk_default_version(tsk_kind kind);
  * off the reference's; 0 when it matches the reference bit for bit. */
 int tsk_version_fma(tsk_kind kind, int version);
 
-/* Enqueue op on l->stream. Returns TS_OK or a launch error (in err). */
+/* Enqueue op on l->stream. Returns TS_OK or a launch error (in err); a
+ * version outside 0..tsk_version_count(op->kind) is TS_E_ARG, before any
+ * work. */
 ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,
                         const tsk_launch *l, ts_err *err);
 

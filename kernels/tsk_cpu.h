@@ -1,4 +1,5 @@
-/* tsk_cpu.h - the fast CPU versions of the kernel ops (kernels/cpu_*.c).
+/* tsk_cpu.h - the fast CPU versions of the kernel ops (kernels/cpu.c and
+ * each family's kernels/<family>/cpu_*.c).
  *
  * Same contract as tsk_ref_apply (tsk.h): dst region from src, which holds
  * tsk_need(dst). Results equal the reference's bit for bit: the same float
@@ -12,10 +13,10 @@
  * One exception, where the CPU has AVX2 and FMA: a separable smoothing
  * (centre weight 0, convolution weight 1, symmetric taps in both passes:
  * every gauss and box) on 8- or 16-bit images adds the two taps at the same
- * distance from the centre first and fuses the multiply-adds, about twice
- * as fast. Its sums then round differently from the reference's order,
- * and the result is within 1 of the reference's, as the GPU's fused
- * versions are (tsk_cpu_sep_fused says when). */
+ * distance from the centre first and fuses the multiply-adds, for speed
+ * (see docs/measurements/kernels.md). Its sums then round differently from
+ * the reference's order, and the result is within 1 of the reference's, as
+ * the GPU's fused versions are (tsk_cpu_sep_fused says when). */
 #ifndef TSK_CPU_H
 #define TSK_CPU_H
 

@@ -1,4 +1,4 @@
-# The CPU reference ops and op geometry (kernels/ref_*.c, kernels/geometry.c).
+# The CPU reference ops and op geometry (kernels/<family>/ref_*.c, kernels/geometry.c).
 ts_add_test(test_ref_point SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_point.c LABELS cpu)
 ts_add_test(test_ref_orient SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_orient.c LABELS cpu)
 ts_add_test(test_ref_conv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ref_conv.c LABELS cpu)

@@ -1,4 +1,4 @@
-/* test_cpu_ops.c - the fast CPU ops (kernels/cpu_*.c) against the
+/* test_cpu_ops.c - the fast CPU ops (kernels/<family>/cpu_*.c) against the
  * reference, byte for byte: every kernel op, every type, channel count and
  * border mode, odd sizes, regions inside the image with a source of exactly
  * tsk_need(), images wider than one band; every orientation code and pixel

@@ -8,7 +8,7 @@
  * through engines with different tile shapes and stream counts, on both
  * paths, on random images (detail up to every edge) of photo size and on
  * the sample photos, and holds each result to the bound that tsk.h and
- * kernels/sample.cu state:
+ * kernels/sample/sample.cu state:
  *   - the global path equals the CPU within the convolution tolerance;
  *   - the texture path: one bilinear sampling op differs by less than
  *     2 * max / 256 (the hardware's 8-bit weight fraction, per axis), an

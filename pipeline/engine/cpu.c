@@ -1,5 +1,5 @@
 /* cpu.c - the CPU backend: runs a plan tile by tile with the fast CPU ops
- * (kernels/cpu_*.c, each checked against the reference), the tiles of an
+ * (kernels/<family>/cpu_*.c, each checked against the reference), the tiles of an
  * image spread over a thread pool. The fallback without a GPU. */
 #include "plan.h"
 #include "pool.h"

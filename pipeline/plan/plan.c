@@ -2,6 +2,7 @@
  * output tiles back through the ops to the regions they need. */
 #include "plan.h"
 #include "ops.h"
+#include "orient/ts_orient.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,35 +45,20 @@ static void matrix_for_grey(float m[12])
 
 /* ------------------------------------------------------------ orientations */
 
-/* Where output (x, y) reads from, for EXIF code k, input w x h. */
-static void orient_src(int k, int w, int h, int x, int y, int *sx, int *sy)
-{
-    switch (k) {
-    case 2: *sx = w - 1 - x; *sy = y; break;
-    case 3: *sx = w - 1 - x; *sy = h - 1 - y; break;
-    case 4: *sx = x; *sy = h - 1 - y; break;
-    case 5: *sx = y; *sy = x; break;
-    case 6: *sx = y; *sy = h - 1 - x; break;
-    case 7: *sx = w - 1 - y; *sy = h - 1 - x; break;
-    case 8: *sx = w - 1 - y; *sy = x; break;
-    default: *sx = x; *sy = y; break;
-    }
-}
-
 /* The single code equal to applying a, then b (checked on a 2x3 image). */
 static int orient_compose(int a, int b)
 {
     const int w = 2, h = 3;
-    int aw = a >= 5 ? h : w, ah = a >= 5 ? w : h;          /* size after a */
-    int bw = b >= 5 ? ah : aw, bh = b >= 5 ? aw : ah;      /* size after b */
+    int aw = ts_orient_swaps(a) ? h : w, ah = ts_orient_swaps(a) ? w : h;   /* size after a */
+    int bw = ts_orient_swaps(b) ? ah : aw, bh = ts_orient_swaps(b) ? aw : ah; /* size after b */
     for (int k = 1; k <= 8; k++) {
-        int kw = k >= 5 ? h : w, kh = k >= 5 ? w : h, same = kw == bw && kh == bh;
+        int kw = ts_orient_swaps(k) ? h : w, kh = ts_orient_swaps(k) ? w : h, same = kw == bw && kh == bh;
         for (int y = 0; same && y < bh; y++)
             for (int x = 0; same && x < bw; x++) {
                 int mx, my, sx, sy, kx, ky;
-                orient_src(b, aw, ah, x, y, &mx, &my);
-                orient_src(a, w, h, mx, my, &sx, &sy);
-                orient_src(k, w, h, x, y, &kx, &ky);
+                ts_orient_src(b, x, y, aw, ah, &mx, &my);
+                ts_orient_src(a, mx, my, w, h, &sx, &sy);
+                ts_orient_src(k, x, y, w, h, &kx, &ky);
                 same = kx == sx && ky == sy;
             }
         if (same) return k;

@@ -18,18 +18,17 @@
  *       in registers for the mirrored codes; where alignment or pixel size
  *       does not allow it, v4.
  *
- * Why v4 and v5 give each thread several rows: a block with one 4-byte
- * load per thread and a barrier between loading and storing (v2, v3)
- * keeps too little in flight per SM to cover memory latency, and loses
- * even to v1. Measured times of every version and NPP's:
- * docs/PERFORMANCE.md ("Transpose family"). v4 keeps four loads per thread
- * in flight, v5 four 16-byte ones.
+ * v4 and v5 keep four loads per thread in flight (v5 16-byte ones), since
+ * one load per thread and a barrier (v2, v3) cannot cover memory latency
+ * (see docs/measurements/kernels.md; the times of every version and
+ * NPP's: docs/PERFORMANCE.md, "Transpose family").
  *
  * All versions handle any region: output pixel (x, y) of dst (local) reads
  * local source pixel (a*x + b*y + e, c*x + d*y + f), an affine map with
- * coefficients in {-1, 0, 1} worked out on the host from the code, the
- * image size and both regions' offsets. */
+ * coefficients in {-1, 0, 1} worked out on the host from the code's map
+ * (ts_orient_affine), the image size and both regions' offsets. */
 #include "gpu_internal.h"
+#include "ts_orient.h"
 
 /* A pixel as N words of type W (uchar3 for RGB8, uint4 for RGBA F32...). */
 template <typename W, int N>
@@ -317,22 +316,6 @@ static ts_status orient_dispatch(int version, const orient_args *g, int swap, in
     return TS_OK;
 }
 
-/* The global map of the code: SX = A*X + B*Y + CX, SY = C*X + D*Y + CY. */
-static void orient_global_map(int code, int W, int H, int m[6])
-{
-    static const int sign[9][4] = {
-        { 0, 0, 0, 0 },
-        { 1, 0, 0, 1 }, { -1, 0, 0, 1 }, { -1, 0, 0, -1 }, { 1, 0, 0, -1 },
-        { 0, 1, 1, 0 }, { 0, 1, -1, 0 }, { 0, -1, -1, 0 }, { 0, -1, 1, 0 },
-    };
-    m[0] = sign[code][0];
-    m[1] = sign[code][1];
-    m[2] = (m[0] < 0 || m[1] < 0) ? W - 1 : 0;
-    m[3] = sign[code][2];
-    m[4] = sign[code][3];
-    m[5] = (m[3] < 0 || m[4] < 0) ? H - 1 : 0;
-}
-
 static const char *const orient_version_names[] = {
     "v1 naive 32x32, direct reads",
     "v2 smem tile 32x32",
@@ -344,12 +327,13 @@ static const char *const orient_version_names[] = {
 static ts_status orient_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
 {
     const int code = op->u.orient.code;
-    const int version = tsk_pick_version(&tsk_family_orient, l);
-    const int W = src->full_w, H = src->full_h, swap = code >= 5;
+    const int W = src->full_w, H = src->full_h, swap = ts_orient_swaps(code);
     const size_t pixel = (size_t)dst->c * (size_t)dst->type;
     cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
-    int m[6];
+    int version, m[6];
     orient_args g;
+    ts_status st = tsk_pick_version(&tsk_family_orient, l, &version, err);
+    if (st != TS_OK) return st;
     if (code < 1 || code > 8) return ts_err_set(err, TS_E_ARG, "orient: code %d is not 1..8", code);
     if (dst->c < 1 || dst->c > 4 || (dst->type != TS_U8 && dst->type != TS_U16 && dst->type != TS_F32))
         return ts_err_set(err, TS_E_ARG, "orient: %d channels of type %d", dst->c, (int)dst->type);
@@ -359,7 +343,7 @@ static ts_status orient_apply(const tsk_op *op, const ts_view *src, ts_view *dst
     if ((uintptr_t)src->data % (uintptr_t)dst->type || src->pitch % (size_t)dst->type ||
         (uintptr_t)dst->data % (uintptr_t)dst->type || dst->pitch % (size_t)dst->type)
         return ts_err_set(err, TS_E_ARG, "orient: rows not aligned to their %d-byte channels", (int)dst->type);
-    orient_global_map(code, W, H, m);
+    ts_orient_affine(code, W, H, m);  /* the global map: SX = m0*X + m1*Y + m2, SY = m3*X + m4*Y + m5 */
     g.a = m[0];
     g.b = m[1];
     g.e = m[0] * dst->x0 + m[1] * dst->y0 + m[2] - src->x0;

@@ -2,7 +2,7 @@
  * float buffer, then a column pass over it) and 2-D (linear, absolute
  * value, gradient magnitude). Every tap goes through the border mode on
  * its own. */
-#include "ref_families.h"
+#include "kind_parts.h"
 #include "ref_internal.h"
 
 #include <math.h>

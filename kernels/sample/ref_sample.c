@@ -3,7 +3,7 @@
  * nearest or bilinear, or filtered (area, bicubic) over a footprint that
  * widens with the map's shrink; taps outside the image go through the
  * border mode. */
-#include "ref_families.h"
+#include "kind_parts.h"
 #include "ref_internal.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* ref_point.c - the per-pixel reference ops: colour matrix, premultiply
  * and unpremultiply. Each output pixel depends on the same input pixel
  * only, so src holds the dst region itself. */
-#include "ref_families.h"
+#include "kind_parts.h"
 #include "ref_internal.h"
 
 /* out[i] = ((m[4i]*R + m[4i+1]*G) + m[4i+2]*B) + m[4i+3]*max; grey uses

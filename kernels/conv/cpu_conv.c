@@ -102,10 +102,11 @@ static CPU_HOT void column_pass(const float *k, int nk, float *const *rows, floa
 /* ---------------------------------------------- fused symmetric passes
  * Where the taps are symmetric (k[i] == k[nk-1-i], nk odd) the two values
  * at the same distance from the centre are added first and the multiply-
- * adds are fused: half the multiplies and one instruction per tap pair,
- * about twice as fast. The sums round differently from the reference's
- * order (by a few units in the last place of a float), so the 8- and 16-bit
- * results are within 1 of the reference's, not bit for bit (tsk_cpu.h). */
+ * adds are fused: half the multiplies and one instruction per tap pair
+ * (speed: see docs/measurements/kernels.md). The sums round differently
+ * from the reference's order (by a few units in the last place of a
+ * float), so the 8- and 16-bit results are within 1 of the reference's,
+ * not bit for bit (tsk_cpu.h). */
 #if CPU_X86
 #define CPU_FMA __attribute__((target("avx2,fma")))
 

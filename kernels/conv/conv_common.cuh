@@ -1,11 +1,12 @@
 /* conv_common.cuh - (internal, CUDA only) what the two convolution families
  * (conv_sep.cu, conv2d.cu) share: their views as kernel arguments, pixels
- * as vectors of C floats, border reads, the reference's multiply-add, exact
- * integer conversions that keep off the slow conversion unit, the shared
- * memory tile with its halo, and the register-blocked 1-D convolution that
- * the fast versions of both families are built from; and on the host, the
- * whole launcher (conv_apply): tap banks, the version table's rows, the
- * choice of version and the dispatch to it. A family file holds its
+ * as vectors of C floats, border reads, the reference's multiply-add,
+ * pixel loads and stores with the exact integer conversions of ts_exact.h,
+ * the shared memory tile with its halo, and the register-blocked 1-D
+ * convolution that the fast versions of both families are built from; and
+ * on the host, the whole launcher (conv_apply): tap banks, the version
+ * table's rows, the choice of version and the dispatch to it. A family
+ * file holds its
  * kernels, their launch shapes, its version table and a struct naming
  * what differs (see "dispatch and launch").
  *
@@ -22,6 +23,7 @@
 #define TSK_CONV_COMMON_CUH
 
 #include "gpu_internal.h"
+#include "ts_exact.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -164,46 +166,12 @@ static __device__ __forceinline__ void sts_px(float *p, const vecf<C> &v)
     }
 }
 
-/* ------------------------------------------- integer <-> float, exactly
- * The conversion instructions (I2F, F2I) run at a quarter of the rate of
- * the rest on sm_80/sm_90, and a convolution does one per channel read and
- * written. An integer v < 2^23 placed in the mantissa of 2^23 (bits
- * 0x4B000000 | v) is the float 2^23 + v exactly, so one byte permute and
- * one subtraction convert it. The other way, 2^23 added in round-down mode
- * leaves floor(x) in the low mantissa bits for 0 <= x < 2^23. */
-
-static __device__ __forceinline__ float conv_magic_to_float(uint32_t bits)
-{
-    return __fsub_rn(__int_as_float((int)bits), 8388608.0f);
-}
-
-/* Byte B (or 16-bit half B) of w as a float. */
-template <int B>
-static __device__ __forceinline__ float conv_u8_of(uint32_t w)
-{
-    return conv_magic_to_float(__byte_perm(w, 0x4B000000u, 0x7440u + B));
-}
-template <int B>
-static __device__ __forceinline__ float conv_u16_of(uint32_t w)
-{
-    return conv_magic_to_float(__byte_perm(w, 0x4B000000u, B ? 0x7432u : 0x7410u));
-}
-
-/* ts_round_sat(x, maxv) with the integer in the low bits of the result:
- * NaN and x <= 0 clamp to 0 (fmaxf returns the number), x >= maxv to
- * maxv; otherwise x + 0.5f rounded to nearest as the reference adds it,
- * then floor, which equals the reference's truncation of a positive
- * number. */
-static __device__ __forceinline__ uint32_t conv_round_bits(float x, float maxv)
-{
-    float y = fminf(fmaxf(x, 0.0f), maxv);
-    return (uint32_t)__float_as_int(__fadd_rd(__fadd_rn(y, 0.5f), 8388608.0f));
-}
-
 /* ------------------------------------------------------- pixel loads
  * Pixel x of a row (x local to the view). FAST: one vector load per pixel
- * (the view must be aligned: conv_view_aligned) and the conversions above;
- * otherwise one load per channel and the plain rules of gpu_internal.h. */
+ * (the view must be aligned: conv_view_aligned) and ts_exact.h's
+ * conversions, which a convolution would otherwise make once per channel
+ * read and written; otherwise one load per channel and the plain rules of
+ * gpu_internal.h. */
 template <typename T, int C, bool FAST>
 static __device__ __forceinline__ vecf<C> conv_ldg(const unsigned char *row, int x)
 {
@@ -213,31 +181,31 @@ static __device__ __forceinline__ vecf<C> conv_ldg(const unsigned char *row, int
 #pragma unroll
         for (int ch = 0; ch < C; ch++) {
             if constexpr (FAST && !std::is_same<T, float>::value)
-                r.v[ch] = conv_magic_to_float(0x4B000000u | (uint32_t)p[ch]);
+                r.v[ch] = ts_exact_float((uint32_t)p[ch]);
             else
                 r.v[ch] = tsk_px<T>::load(p[ch]);
         }
     } else if constexpr (std::is_same<T, uint8_t>::value) {
         if constexpr (C == 4) {
             uint32_t w = *(const uint32_t *)p;
-            r.v[0] = conv_u8_of<0>(w); r.v[1] = conv_u8_of<1>(w);
-            r.v[2] = conv_u8_of<2>(w); r.v[3] = conv_u8_of<3>(w);
+            r.v[0] = ts_exact_byte_float(w, 0); r.v[1] = ts_exact_byte_float(w, 1);
+            r.v[2] = ts_exact_byte_float(w, 2); r.v[3] = ts_exact_byte_float(w, 3);
         } else if constexpr (C == 2) {
             uint32_t w = *(const uint16_t *)p;
-            r.v[0] = conv_u8_of<0>(w); r.v[1] = conv_u8_of<1>(w);
+            r.v[0] = ts_exact_byte_float(w, 0); r.v[1] = ts_exact_byte_float(w, 1);
         } else {
-            r.v[0] = conv_magic_to_float(0x4B000000u | (uint32_t)p[0]);
+            r.v[0] = ts_exact_float((uint32_t)p[0]);
         }
     } else if constexpr (std::is_same<T, uint16_t>::value) {
         if constexpr (C == 4) {
             uint2 w = *(const uint2 *)p;
-            r.v[0] = conv_u16_of<0>(w.x); r.v[1] = conv_u16_of<1>(w.x);
-            r.v[2] = conv_u16_of<0>(w.y); r.v[3] = conv_u16_of<1>(w.y);
+            r.v[0] = ts_exact_half_float(w.x, 0); r.v[1] = ts_exact_half_float(w.x, 1);
+            r.v[2] = ts_exact_half_float(w.y, 0); r.v[3] = ts_exact_half_float(w.y, 1);
         } else if constexpr (C == 2) {
             uint32_t w = *(const uint32_t *)p;
-            r.v[0] = conv_u16_of<0>(w); r.v[1] = conv_u16_of<1>(w);
+            r.v[0] = ts_exact_half_float(w, 0); r.v[1] = ts_exact_half_float(w, 1);
         } else {
-            r.v[0] = conv_magic_to_float(0x4B000000u | (uint32_t)p[0]);
+            r.v[0] = ts_exact_float((uint32_t)p[0]);
         }
     } else {
         r = lds_px<C>((const float *)p);  /* a plain vector load; any address space */
@@ -259,7 +227,7 @@ static __device__ __forceinline__ void conv_stg(unsigned char *row, int x, const
         const float m = tsk_px<T>::maxv();
         uint32_t b[C];
 #pragma unroll
-        for (int ch = 0; ch < C; ch++) b[ch] = conv_round_bits(v.v[ch], m);
+        for (int ch = 0; ch < C; ch++) b[ch] = ts_exact_round_sat_bits(v.v[ch], m);
         if constexpr (std::is_same<T, uint8_t>::value && C == 4) {
             uint32_t lo = __byte_perm(b[0], b[1], 0x0040u), hi = __byte_perm(b[2], b[3], 0x0040u);
             *(uint32_t *)p = __byte_perm(lo, hi, 0x5410u);
@@ -518,10 +486,10 @@ static __device__ __forceinline__ uint32_t cw_load(const unsigned char *row, int
 template <int P>
 static __device__ __forceinline__ void cw_put(float *planes, int q, uint32_t w)
 {
-    planes[q] = conv_u8_of<0>(w);
-    planes[P + q] = conv_u8_of<1>(w);
-    planes[2 * P + q] = conv_u8_of<2>(w);
-    planes[3 * P + q] = conv_u8_of<3>(w);
+    planes[q] = ts_exact_byte_float(w, 0);
+    planes[P + q] = ts_exact_byte_float(w, 1);
+    planes[2 * P + q] = ts_exact_byte_float(w, 2);
+    planes[3 * P + q] = ts_exact_byte_float(w, 3);
 }
 
 /* Channel c of columns 4 g .. 4 g + 4 M - 1 of the planes. */
@@ -557,7 +525,7 @@ static __device__ __forceinline__ void cw_store(const conv_io &io, int gy, int x
 {
     uint32_t n[4];
 #pragma unroll
-    for (int p = 0; p < 4; p++) n[p] = (uint32_t)__float_as_int(fmaf(y[p], 255.0f, 12582912.0f));
+    for (int p = 0; p < 4; p++) n[p] = (uint32_t)__float_as_int(fmaf(y[p], 255.0f, TS_EXACT_1P5));
     const uint32_t w = __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
     uint32_t px = __byte_perm(w, 0u, sel[0]);
 #pragma unroll
@@ -742,12 +710,14 @@ struct conv_table<F, std::index_sequence<I...>> {
  * default), then v3 when a view is not aligned to whole pixels for a fast
  * version, and the column walk when it takes the op, else v4. */
 template <class F>
-static inline int conv_pick_version(const tsk_launch *l, const ts_view *src, const ts_view *dst)
+static inline ts_status conv_pick_version(const tsk_launch *l, const ts_view *src, const ts_view *dst,
+                                          int *version, ts_err *err)
 {
     static_assert(F::versions[2].path == CONV_TILED && !F::versions[2].fast, "v3 runs unaligned views");
-    int version = tsk_pick_version(F::family, l);
-    if (F::versions[version - 1].fast && !(conv_view_aligned(src) && conv_view_aligned(dst))) version = 3;
-    return version;
+    ts_status st = tsk_pick_version(F::family, l, version, err);
+    if (st != TS_OK) return st;
+    if (F::versions[*version - 1].fast && !(conv_view_aligned(src) && conv_view_aligned(dst))) *version = 3;
+    return TS_OK;
 }
 
 /* Tiled version `version` of F on T x C, as its row says: the row of that
@@ -827,9 +797,9 @@ static ts_status conv_launch_tiled(void (*kernel)(Args, conv_tile), const Args &
     return TSK_LAUNCH_CHECK(what, err);
 }
 
-/* The launcher of F (its tsk_family.apply): the op's parameters, its
- * border and the views checked, the taps uploaded into the launch's bank,
- * then the version picked as above. */
+/* The launcher of F (its tsk_family.apply): the version picked as above
+ * (an unknown one refused), the op's parameters, its border and the views
+ * checked, the taps uploaded into the launch's bank, then the version run. */
 template <class F>
 static ts_status conv_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
 {
@@ -837,7 +807,10 @@ static ts_status conv_apply(const tsk_op *op, const ts_view *src, ts_view *dst, 
     cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
     const int slot = l ? l->slot : 0;
     const typename F::args a = F::args_of(op, src, dst, slot);
-    ts_status st = F::check(op, err);
+    int version;
+    ts_status st = conv_pick_version<F>(l, src, dst, &version, err);
+    if (st != TS_OK) return st;
+    st = F::check(op, err);
     if (st != TS_OK) return st;
     if (a.io.border < 0 || a.io.border > TS_BORDER_CONSTANT)
         return ts_err_set(err, TS_E_ARG, "%s: border %d", F::what, a.io.border);
@@ -846,7 +819,6 @@ static ts_status conv_apply(const tsk_op *op, const ts_view *src, ts_view *dst, 
     st = F::upload(op, slot, s, err);
     if (st != TS_OK) return st;
 
-    int version = conv_pick_version<F>(l, src, dst);
     if (F::versions[version - 1].path == CONV_WALK) {
         int done = 0;
         st = conv_walk<F>(a, op, dst->type, s, &done, err);

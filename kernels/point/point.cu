@@ -25,11 +25,12 @@
  * the reference's order, so nvcc cannot contract them into FMAs; results
  * are bit-identical to tsk_ref_apply for every type (tolerance 0).
  *
- * Why v5: the float<->int conversion instructions (I2F/F2I) issue at an
- * eighth of the add/multiply rate on sm_90, and v4 spends more time on
- * them than on memory. Measured times of every version and NPP's:
- * docs/PERFORMANCE.md ("Colour matrix"). */
+ * Why v5 (the default): v4 is bound by the float<->int conversion
+ * instructions (I2F/F2I), which issue at a fraction of the add/multiply
+ * rate, not by memory (see docs/measurements/kernels.md; the times of
+ * every version and NPP's: docs/PERFORMANCE.md, "Colour matrix"). */
 #include "gpu_internal.h"
+#include "ts_exact.h"
 
 #include <string.h>
 
@@ -68,11 +69,9 @@ __device__ __forceinline__ void point_coef(int slot, float k[12])
 }
 
 /* Loads and stores of one channel. FAST = 0: tsk_px (the conversion
- * instructions). FAST = 1, the same values without them: an 8- or 16-bit
- * v is the float 2^23 + v with 2^23 taken off (exact); a result clamps to
- * 0..max (NaN to 0, as ts_round_sat), then t = x + 0.5f rounds as in
- * ts_round_sat, and adding 2^23 in round-down mode leaves floor(t) in the
- * low mantissa bits, which is (int)t for t >= 0. */
+ * instructions). FAST = 1, the same values without them (ts_exact.h): an
+ * 8- or 16-bit v becomes a float exactly, and a result rounds and
+ * saturates as ts_round_sat, the store keeping the low bits. */
 template <typename T, bool FAST>
 struct point_io {
     static __device__ __forceinline__ float load(T v) { return tsk_px<T>::load(v); }
@@ -80,15 +79,8 @@ struct point_io {
 };
 template <typename T>
 struct point_io_int {
-    static __device__ __forceinline__ float load(T v)
-    {
-        return __fsub_rn(__int_as_float(0x4B000000 | (int)v), 8388608.0f);
-    }
-    static __device__ __forceinline__ T store(float x)
-    {
-        float t = __fadd_rn(fminf(fmaxf(x, 0.0f), tsk_px<T>::maxv()), 0.5f);
-        return (T)(__float_as_int(__fadd_rd(t, 8388608.0f)) & 0xFFFF);
-    }
+    static __device__ __forceinline__ float load(T v) { return ts_exact_float((uint32_t)v); }
+    static __device__ __forceinline__ T store(float x) { return (T)ts_exact_round_sat_bits(x, tsk_px<T>::maxv()); }
 };
 template <> struct point_io<uint8_t, true> : point_io_int<uint8_t> {};
 template <> struct point_io<uint16_t, true> : point_io_int<uint16_t> {};
@@ -333,11 +325,12 @@ static const char *const point_version_names[] = {
 static ts_status point_apply(const tsk_op *op, const ts_view *src, ts_view *dst, const tsk_launch *l, ts_err *err)
 {
     const char *what = op->kind == TSK_MATRIX ? "matrix" : op->kind == TSK_PREMUL ? "premultiply" : "unpremultiply";
-    int version = tsk_pick_version(&tsk_family_point, l);
-    int slot = l ? l->slot : 0;
+    int version, slot = l ? l->slot : 0;
     cudaStream_t s = l ? (cudaStream_t)l->stream : 0;
     size_t px = (size_t)dst->c * (size_t)dst->type;
     point_args a;
+    ts_status st = tsk_pick_version(&tsk_family_point, l, &version, err);
+    if (st != TS_OK) return st;
     if (dst->c < 1 || dst->c > 4 || (dst->type != TS_U8 && dst->type != TS_U16 && dst->type != TS_F32))
         return ts_err_set(err, TS_E_ARG, "%s: %d channels of type %d", what, dst->c, (int)dst->type);
     if (dst->x0 < src->x0 || dst->y0 < src->y0 || dst->x0 + dst->w > src->x0 + src->w ||
@@ -352,9 +345,8 @@ static ts_status point_apply(const tsk_op *op, const ts_view *src, ts_view *dst,
     a.h = dst->h;
     a.slot = slot;
     if (op->kind == TSK_MATRIX) {
-        ts_status st = version == 1
-                           ? point_upload(g_point_matrix, point_global_banks, slot, op->u.matrix.m, s, err)
-                           : point_upload(c_point_matrix, point_const_banks, slot, op->u.matrix.m, s, err);
+        st = version == 1 ? point_upload(g_point_matrix, point_global_banks, slot, op->u.matrix.m, s, err)
+                          : point_upload(c_point_matrix, point_const_banks, slot, op->u.matrix.m, s, err);
         if (st != TS_OK) return st;
     }
     switch (dst->type) {

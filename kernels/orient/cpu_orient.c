@@ -12,6 +12,7 @@
  * sizes (12 and 16 bytes), the pixels outside whole blocks and other CPUs
  * take the pixel-by-pixel copy. */
 #include "cpu_internal.h"
+#include "ts_orient.h"
 
 /* Copy n pixels of ps bytes from s, stepping sstep bytes, to d (packed).
  * A constant ps in each case lets the compiler turn the copy into one
@@ -54,18 +55,16 @@ static void copy_strided(unsigned char *d, const unsigned char *s, ptrdiff_t sst
 }
 
 /* The source pixel of output pixel (x, y) (global), as a pointer into src,
- * its column sx, and how far the source moves when x grows by one. */
+ * its column sx, and how far the source moves when x grows by one: the
+ * map's x coefficients, one pixel (sx = x or W-1-x) or one row (sy = x or
+ * H-1-x) either way. */
 static const unsigned char *source_of(const tsk_op *op, const ts_view *src, int x, int y, ptrdiff_t *step, int *col)
 {
-    int sx = 0, sy = 0, code = op->u.orient.code;
+    int sx = 0, sy = 0, m[6], code = op->u.orient.code;
     ptrdiff_t ps = (ptrdiff_t)src->c * (ptrdiff_t)src->type, pitch = (ptrdiff_t)src->pitch;
-    ref_orient_src(code, x, y, src->full_w, src->full_h, &sx, &sy);
-    switch (code) {
-    case 1: case 4: *step = ps; break;       /* sx = x */
-    case 2: case 3: *step = -ps; break;      /* sx = W-1-x */
-    case 5: case 8: *step = pitch; break;    /* sy = x */
-    default: *step = -pitch; break;          /* 6, 7: sy = H-1-x */
-    }
+    ts_orient_src(code, x, y, src->full_w, src->full_h, &sx, &sy);
+    ts_orient_affine(code, src->full_w, src->full_h, m);
+    *step = (ptrdiff_t)m[0] * ps + (ptrdiff_t)m[3] * pitch;
     *col = sx;
     return cpu_px(src, sx - src->x0, sy - src->y0);
 }
@@ -86,7 +85,7 @@ static void copy_block(const tsk_op *op, const ts_view *src, ts_view *dst, int x
         }
         /* words need the byte after each source pixel: a transpose reads
          * one column (sx) per output row, a flip reads sx, sx-1, ... */
-        if (sx == last && op->u.orient.code < 5) {
+        if (sx == last && !ts_orient_swaps(op->u.orient.code)) {
             memcpy(d, s, 3);
             d += 3;
             s += step;

@@ -1,7 +1,8 @@
 /* ref_orient.c - the reference for the eight EXIF orientations: every
- * output pixel copies the input pixel ref_orient_src() names. */
-#include "ref_families.h"
+ * output pixel copies the input pixel ts_orient_src() names. */
+#include "kind_parts.h"
 #include "ref_internal.h"
+#include "ts_orient.h"
 
 ts_status tsk_ref_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
 {
@@ -10,7 +11,7 @@ ts_status tsk_ref_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_
     for (int ly = 0; ly < dst->h; ly++)
         for (int lx = 0; lx < dst->w; lx++) {
             int sx = 0, sy = 0;  /* the code is 1..8 (checked), so always set */
-            ref_orient_src(op->u.orient.code, dst->x0 + lx, dst->y0 + ly, src->full_w, src->full_h, &sx, &sy);
+            ts_orient_src(op->u.orient.code, dst->x0 + lx, dst->y0 + ly, src->full_w, src->full_h, &sx, &sy);
             ref_read(&rd, sx, sy, px);
             for (int ch = 0; ch < dst->c; ch++) ref_store(dst, lx, ly, ch, px[ch]);
         }

@@ -4,7 +4,7 @@
  * mipmapped-texture versions v5 and v6.
  *
  *   TS_PATH_GLOBAL   plain global-memory loads; the maths of the reference
- *                    (tsk.h, kernels/ref_*.c) done by hand, operation by
+ *                    (tsk.h, ref_sample.c) done by hand, operation by
  *                    operation, so results match it exactly.
  *   TS_PATH_TEXTURE  a cudaTextureObject_t over the source region. Bilinear
  *                    uses hardware filtering and address modes; nearest
@@ -16,8 +16,8 @@
  *   v2  32x8 blocks (coalesced rows of stores), loads through __ldg
  *   v3  4 output pixels per thread, whole-pixel loads (uchar4 for RGBA8),
  *       an interior fast path without border maths, and int<->float
- *       conversions done on the FP32 pipe (Hopper's conversion pipe runs at
- *       1/8 of the FP32 rate and would bound the kernel)
+ *       conversions done on the FP32 pipe (ts_exact.h: the conversion pipe
+ *       would bound the kernel)
  *   v4  v3 with 8 pixels per thread: a block spans 256 output pixels, so a
  *       downscale reads longer contiguous runs of each input row
  *   v5  area / bicubic on the texture path: a mipmapped texture read with
@@ -26,12 +26,10 @@
  * Area and bicubic run one exact kernel (sample_filter) for v1-v4, and for
  * v5-v6 on the global path or wherever a mipmap does not fit.
  *
- * v3 is the default: the fastest measured or within 4% everywhere (v4
- * spills on the nearest texture path and halves occupancy on the global
- * one). The 2x-up global kernel is issue-bound: reproducing the
- * reference's unfused float maths costs about 130 instructions per RGBA8
- * pixel. Times of every version on both paths, and the profiler's view:
- * docs/PERFORMANCE.md ("Resampling").
+ * v3 is the default: the fastest measured, or close to it, on every case
+ * (v4 spills on the nearest texture path and halves occupancy on the
+ * global one); figures: docs/measurements/kernels.md, and the times of
+ * every version on both paths: docs/PERFORMANCE.md ("Resampling").
  *
  * Pixel-centre convention (tsk.h): output pixel (x, y) samples
  *   sx = inv[0]*(x+0.5) + inv[1]*(y+0.5) + inv[2]   (sy likewise)
@@ -56,6 +54,7 @@
  * kernel of the same version instead.
  */
 #include "gpu_internal.h"
+#include "ts_exact.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -115,50 +114,9 @@ static __device__ __forceinline__ int tap_local(int i, int n, int r0, int rn, in
     return m < 0 ? 0 : (m >= rn ? rn - 1 : m);
 }
 
-/* Exact conversions on the FP32 pipe. A float whose exponent makes its ulp
- * 1 (2^23 <= |v| < 2^24) holds an integer in its low mantissa bits. */
-#define MAGIC_2P23 8388608.0f       /* 2^23, bits 0x4B000000 */
-#define MAGIC_1P5 12582912.0f       /* 1.5 * 2^23, bits 0x4B400000 */
+/* The fast path's coordinates stay below FAST_LIMIT, inside the range of
+ * ts_exact_centre and ts_exact_floor (ts_exact.h). */
 #define FAST_LIMIT 2097152.0f       /* 2^21: the range the fast path takes */
-
-/* (float)i + 0.5f for 0 <= i < 2^22, exactly. */
-static __device__ __forceinline__ float centre_of(int i)
-{
-    return __fsub_rn(__int_as_float(0x4B000000 + i), 8388607.5f);
-}
-
-/* floor(p) as int and as float, for |p| <= 2^22: adding 1.5 * 2^23 rounding
- * down leaves floor(p) in the mantissa. */
-static __device__ __forceinline__ int floor_fast(float p, float *fl)
-{
-    float r = __fadd_rd(p, MAGIC_1P5);
-    *fl = __fsub_rn(r, MAGIC_1P5);
-    return __float_as_int(r) - 0x4B400000;
-}
-
-/* Byte k of w, or 16-bit half h of w, as float, exactly. */
-static __device__ __forceinline__ float byte_to_float(unsigned w, int k)
-{
-    return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B000000u, 0x7440u | (unsigned)k)), MAGIC_2P23);
-}
-static __device__ __forceinline__ float half_to_float(unsigned w, int h)
-{
-    unsigned sel = 0x7400u | ((unsigned)(2 * h + 1) << 4) | (unsigned)(2 * h);
-    return __fsub_rn(__uint_as_float(__byte_perm(w, 0x4B000000u, sel)), MAGIC_2P23);
-}
-
-/* ts_round_sat(x, maxv) as bits, without a conversion instruction:
- * the clamp gives 0 for x <= 0 and NaN (fmaxf returns the number) and maxv
- * for x >= maxv; in between x + 0.5f is the reference's sum and adding 2^23
- * rounding toward zero truncates it as its (int) cast does. */
-static __device__ __forceinline__ unsigned round_bits(float x)  /* 0 <= x < 2^23 - 1 */
-{
-    return __float_as_uint(__fadd_rz(__fadd_rn(x, 0.5f), MAGIC_2P23)) - 0x4B000000u;
-}
-static __device__ __forceinline__ unsigned round_sat_bits(float x, float maxv)
-{
-    return round_bits(fminf(fmaxf(x, 0.0f), maxv));
-}
 
 /* The bilinear weights and blend of the reference, each step rounded. */
 struct bl_weights { float w00, w10, w01, w11; };
@@ -215,16 +173,16 @@ static __device__ __forceinline__ px<C> load_pixel(const T *p)
     V v = __ldg((const V *)p);
     if constexpr (sizeof(T) == 1 && C == 4) {
 #pragma unroll
-        for (int c = 0; c < 4; c++) r.v[c] = byte_to_float(v, c);
+        for (int c = 0; c < 4; c++) r.v[c] = ts_exact_byte_float(v, c);
     } else if constexpr (sizeof(T) == 1 && C == 2) {
-        r.v[0] = byte_to_float(v, 0);
-        r.v[1] = byte_to_float(v, 1);
+        r.v[0] = ts_exact_byte_float(v, 0);
+        r.v[1] = ts_exact_byte_float(v, 1);
     } else if constexpr (sizeof(T) == 2 && C == 2) {
-        r.v[0] = half_to_float(v, 0);
-        r.v[1] = half_to_float(v, 1);
+        r.v[0] = ts_exact_half_float(v, 0);
+        r.v[1] = ts_exact_half_float(v, 1);
     } else if constexpr (sizeof(T) == 2 && C == 4) {
-        r.v[0] = half_to_float(v.x, 0); r.v[1] = half_to_float(v.x, 1);
-        r.v[2] = half_to_float(v.y, 0); r.v[3] = half_to_float(v.y, 1);
+        r.v[0] = ts_exact_half_float(v.x, 0); r.v[1] = ts_exact_half_float(v.x, 1);
+        r.v[2] = ts_exact_half_float(v.y, 0); r.v[3] = ts_exact_half_float(v.y, 1);
     } else if constexpr (C == 2) {
         r.v[0] = v.x; r.v[1] = v.y;
     } else {
@@ -250,8 +208,8 @@ struct global_src {
             px<C> r;
 #pragma unroll
             for (int c = 0; c < C; c++) {
-                if constexpr (LOAD == LOAD_PIXEL && sizeof(T) == 1) r.v[c] = byte_to_float(__ldg(p + c), 0);
-                else if constexpr (LOAD == LOAD_PIXEL && sizeof(T) == 2) r.v[c] = half_to_float(__ldg(p + c), 0);
+                if constexpr (LOAD == LOAD_PIXEL && sizeof(T) == 1) r.v[c] = ts_exact_byte_float(__ldg(p + c), 0);
+                else if constexpr (LOAD == LOAD_PIXEL && sizeof(T) == 2) r.v[c] = ts_exact_half_float(__ldg(p + c), 0);
                 else if constexpr (LOAD == LOAD_PLAIN) r.v[c] = tsk_px<T>::load(p[c]);
                 else r.v[c] = tsk_px<T>::load(__ldg(p + c));
             }
@@ -382,10 +340,11 @@ static __device__ __forceinline__ void store_plain(unsigned char *row, int x, co
 }
 
 /* v3: one store per pixel where a vector type holds it, rounding without
- * conversion instructions (round_sat_bits). CLAMP = false where the value is
- * known to lie in 0..max already (a blend of pixels with weights >= 0 that
- * sum to 1 within a few ulps, or a texture read): then (int)(v + 0.5f)
- * cannot leave 0..max and the clamp changes nothing. */
+ * conversion instructions (ts_exact_round_sat_bits, ts_exact_round_bits:
+ * the low bits). CLAMP = false where the value is known to lie in 0..max
+ * already (a blend of pixels with weights >= 0 that sum to 1 within a few
+ * ulps, or a texture read): then (int)(v + 0.5f) cannot leave 0..max and
+ * the clamp changes nothing. */
 template <typename T, int C, bool CLAMP = true>
 static __device__ __forceinline__ void store_packed(unsigned char *row, int x, const px<C> &v)
 {
@@ -401,7 +360,7 @@ static __device__ __forceinline__ void store_packed(unsigned char *row, int x, c
         const float maxv = sizeof(T) == 1 ? 255.0f : 65535.0f;
         unsigned b[C];
 #pragma unroll
-        for (int c = 0; c < C; c++) b[c] = CLAMP ? round_sat_bits(v.v[c], maxv) : round_bits(v.v[c]);
+        for (int c = 0; c < C; c++) b[c] = CLAMP ? ts_exact_round_sat_bits(v.v[c], maxv) : ts_exact_round_bits(v.v[c]);
         if constexpr (sizeof(T) == 1 && C == 4)
             *(unsigned *)d = __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
         else if constexpr (sizeof(T) == 1 && C == 2)
@@ -452,8 +411,9 @@ __global__ void __launch_bounds__(256) sample_v2(sample_args a, S s)
 /* ------------------------------------------------------------ v3, v4 */
 
 /* PX output pixels per thread (v3: 4, v4: 8), 32 apart: each store stays
- * coalesced. v3 and v4 take images and outputs below FAST_LIMIT (v3_fits), so centre_of and
- * floor_fast are exact wherever the fast path uses them. Per row it forms
+ * coalesced. v3 and v4 take images and outputs below FAST_LIMIT (v3_fits),
+ * so ts_exact_centre and ts_exact_floor are exact wherever the fast path
+ * uses them. Per row it forms
  * inv[1]*Y and inv[4]*Y once: the same rounded products the reference
  * forms per pixel. The fast path runs when every tap of the thread's
  * pixels lies inside the region (so inside the image: no border maths);
@@ -476,7 +436,7 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
         float sx[PX], sy[PX];
 #pragma unroll
         for (int k = 0; k < PX; k++) {
-            float X = centre_of(a.out_x0 + x_first + 32 * k);
+            float X = ts_exact_centre(a.out_x0 + x_first + 32 * k);
             sx[k] = add_rn(add_rn(mul_rn(a.inv[0], X), ty), a.inv[2]);
             sy[k] = add_rn(add_rn(mul_rn(a.inv[3], X), ty2), a.inv[5]);
         }
@@ -501,8 +461,8 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
             for (int k = 0; k < PX; k++) {
                 float p = sub_rn(sx[k], 0.5f), q = sub_rn(sy[k], 0.5f), flx, fly;
                 fast = fast && p >= lo_x && p < hi_x && q >= lo_y && q < hi_y;
-                lx[k] = floor_fast(p, &flx) - a.in_x0;
-                ly[k] = floor_fast(q, &fly) - a.in_y0;
+                lx[k] = ts_exact_floor(p, &flx) - a.in_x0;
+                ly[k] = ts_exact_floor(q, &fly) - a.in_y0;
                 w[k] = weights_of(sub_rn(p, flx), sub_rn(q, fly));
             }
             if (fast) {
@@ -524,8 +484,8 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
             for (int k = 0; k < PX; k++) {
                 float fl;
                 fast = fast && sx[k] >= lo_x && sx[k] < hi_x && sy[k] >= lo_y && sy[k] < hi_y;
-                lx[k] = floor_fast(sx[k], &fl) - a.in_x0;
-                ly[k] = floor_fast(sy[k], &fl) - a.in_y0;
+                lx[k] = ts_exact_floor(sx[k], &fl) - a.in_x0;
+                ly[k] = ts_exact_floor(sy[k], &fl) - a.in_y0;
             }
             if (fast) {
 #pragma unroll
@@ -1194,7 +1154,10 @@ static ts_status sample_apply(const tsk_op *op, const ts_view *src, ts_view *dst
     a.border = (int)op->u.sample.border;
     a.border_value = op->u.sample.border_value;
 
-    int version = empty ? 1 : tsk_pick_version(&tsk_family_sample, l);
+    int version;
+    st = tsk_pick_version(&tsk_family_sample, l, &version, err);
+    if (st != TS_OK) return st;
+    if (empty) version = 1;
     ts_path path = l && !empty ? l->path : TS_PATH_GLOBAL;
     int slot = l ? l->slot : 0;
     switch (src->type) {
