@@ -176,6 +176,12 @@ int ts_chain_length(const ts_chain *chain);
 const char *ts_chain_describe(const ts_chain *chain);
 /* Prepend the transform that applies an EXIF orientation (1 = none). */
 ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err *err);
+/* Shrink on load (pipeline/plan/shrink.c): when chain starts by shrinking
+ * an image of w x h stored pixels (EXIF orientation applied first) by 2x
+ * or more on both axes, the JPEG DCT scale to decode it at (2, 4 or 8) and
+ * in *out the chain to run on the reduced image (orientation, a resize to
+ * the size the first op would have made, the rest); else 1 and NULL. */
+int ts_chain_shrink_on_load(const ts_chain *chain, int w, int h, int orientation, ts_chain **out);
 
 /* One line per op: name, parameters with defaults, description. */
 typedef void (*ts_line_fn)(void *ctx, const char *line);

@@ -105,9 +105,6 @@ typedef struct batch {
     ts_batch_result *r;
     job *jobs;
     ts_chain *chains[9];      /* [orientation]: the chain with that EXIF orientation applied */
-    ts_chain *first_op;       /* shrink on load: the chain's first op alone, when it resamples */
-    const char *rest_text;    /* ... and the chain after it ("" = none) */
-    char shrink_interp[16], shrink_border[16];
     engine_slot engines[MAX_ENGINES];
     int n_engines;
     ts_pool *pool;            /* CPU ops: the tiles of every image in flight share these threads */
@@ -183,73 +180,14 @@ static const ts_chain *chain_for(batch *b, const job *j)
     return b->chains[o >= 1 && o <= 8 ? o : 1];
 }
 
-/* ---------------------------------------------------------- shrink on load
- * A chain that starts by shrinking (resize or scale to half or less on both
- * axes) lets a JPEG be decoded at 1/2, 1/4 or 1/8 of its size by libjpeg's
- * DCT scaling, which is several times faster than decoding it whole. The
- * first op then becomes a resize from the reduced image to exactly the size
- * it would have made from the whole one, so outputs keep their size. */
-
-/* The value of key in canonical op text "op=k=v:key=value:...". */
-static void op_value(const char *text, const char *key, char *out, size_t n)
-{
-    char pat[32];
-    snprintf(pat, sizeof pat, ":%s=", key);
-    const char *p = strstr(text, pat);
-    out[0] = '\0';
-    if (!p) return;
-    p += strlen(pat);
-    size_t len = strcspn(p, ":,");
-    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
-}
-
-static ts_status shrink_setup(batch *b, ts_err *err)
-{
-    if (b->o->no_shrink_on_load || b->o->codec == TS_CODEC_GPU) return TS_OK;
-    const char *text = ts_chain_describe(b->chains[1]);
-    /* chains[1] starts with its orientation op only when that is not 1: none here */
-    if (strncmp(text, "resize=", 7) && strncmp(text, "scale=", 6)) return TS_OK;
-    const char *comma = strchr(text, ',');
-    size_t first_len = comma ? (size_t)(comma - text) : strlen(text);
-    char *first = strndup(text, first_len);
-    if (!first) return ts_err_set(err, TS_E_NOMEM, "out of memory");
-    ts_status st = ts_chain_parse(first, &b->first_op, err);
-    op_value(first, "interp", b->shrink_interp, sizeof b->shrink_interp);
-    op_value(first, "border", b->shrink_border, sizeof b->shrink_border);
-    free(first);
-    b->rest_text = comma ? comma + 1 : "";
-    return st;
-}
-
-/* The DCT scale for an image of w x h stored pixels whose orientation o is
- * applied first, and the chain to run on the reduced image; 1 = decode whole. */
+/* Shrink on load (ts_chain_shrink_on_load) for a JPEG of w x h stored
+ * pixels with orientation o: the DCT scale, and in *chain the chain for
+ * the reduced image; 1 = decode whole. nvJPEG decodes whole images only. */
 static int shrink_plan(batch *b, int w, int h, int o, ts_chain **chain)
 {
     *chain = NULL;
-    if (!b->first_op) return 1;
-    if (b->o->keep_orientation || o < 1 || o > 8) o = 1;
-    int ow = o >= 5 ? h : w, oh = o >= 5 ? w : h, fw = 0, fh = 0;
-    if (ts_chain_out_size(b->first_op, ow, oh, 3, &fw, &fh, NULL) != TS_OK) return 1;
-    /* Only scales that divide both sides: the reduced image then covers
-     * exactly the same area (ceil(w / d) pixels of d would reach past a
-     * side that d does not divide, shifting the resize by up to a pixel of
-     * the reduced image at the far edge, a visible loss; see
-     * docs/measurements/batch.md). Camera sizes are multiples of 8. */
-    int scale = 1;
-    for (int d = 8; d >= 2 && scale == 1; d /= 2)
-        if ((int64_t)fw * d <= ow && (int64_t)fh * d <= oh && ow % d == 0 && oh % d == 0) scale = d;
-    if (scale == 1) return 1;
-    char text[4096];
-    int n = snprintf(text, sizeof text, "resize=w=%d:h=%d%s%s%s%s%s%s", fw, fh, b->shrink_interp[0] ? ":interp=" : "",
-                     b->shrink_interp, b->shrink_border[0] ? ":border=" : "", b->shrink_border,
-                     b->rest_text[0] ? "," : "", b->rest_text);
-    if (n >= (int)sizeof text || ts_chain_parse(text, chain, NULL) != TS_OK) return 1;
-    if (ts_chain_prepend_orientation(*chain, o, NULL) != TS_OK) {
-        ts_chain_free(*chain);
-        *chain = NULL;
-        return 1;
-    }
-    return scale;
+    if (b->o->no_shrink_on_load || b->o->codec == TS_CODEC_GPU) return 1;
+    return ts_chain_shrink_on_load(b->chains[1], w, h, b->o->keep_orientation ? 1 : o, chain);
 }
 
 /* ---------------------------------------------------------------- probing */
@@ -713,7 +651,6 @@ static ts_status start_engines(batch *b, ts_err *err)
 static void batch_cleanup(batch *b)
 {
     for (int i = 0; i < 9; i++) ts_chain_free(b->chains[i]);
-    ts_chain_free(b->first_op);
     ts_codec_session_free(b->codecs);
     for (int k = 0; k < b->n_engines; k++) ts_engine_destroy(b->engines[k].e);
     if (b->jobs && b->r->images)
@@ -882,7 +819,6 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         st = ts_chain_parse(o->chain_text ? o->chain_text : "", &b.chains[k], err);
         if (st == TS_OK) st = ts_chain_prepend_orientation(b.chains[k], k, err);
     }
-    if (st == TS_OK) st = shrink_setup(&b, err);
     if (st == TS_OK && !o->outdir) st = ts_err_set(err, TS_E_ARG, "no output folder (-o OUTDIR)");
     if (st == TS_OK) st = ts_outputs_check_before_work(o, err);
     if (st == TS_OK) st = ts_inputs_collect(o->inputs, o->n_inputs, o->outdir, &l, err);

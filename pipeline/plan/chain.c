@@ -361,6 +361,8 @@ static ts_status ts_chain_validate(ts_chain *chain, const char *text, ts_err *er
     return TS_OK;
 }
 
+char *ts_chain_text(const ts_chain *c) { return describe(c); }
+
 void ts_chain_free(ts_chain *chain)
 {
     if (!chain) return;

@@ -59,6 +59,9 @@ struct ts_chain {
 /* The parser's look-ups by name (the rest of the library reads
  * parameters by index: ops.h). NULL or -1 when there is none. */
 const ts_op_def *ts_op_find(const char *name);
+/* The canonical text of c (malloc'd; NULL when out of memory): what
+ * ts_chain_describe returns for a chain made here. */
+char *ts_chain_text(const ts_chain *c);
 int ts_op_param_index(const ts_op_def *def, const char *key);
 
 #endif
