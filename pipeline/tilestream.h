@@ -463,6 +463,10 @@ typedef struct ts_input_list {
 } ts_input_list;
 ts_status ts_inputs_collect(const char *const *inputs, int n, const char *outdir, ts_input_list *l, ts_err *err);
 void ts_inputs_free(ts_input_list *l);
+/* Number the inputs by their place in the list sorted by path (what {n}
+ * and --shard go by: numbers[i] from 1, malloc'd), then keep the shard's
+ * share, in the order the inputs were given. */
+ts_status ts_inputs_number_and_shard(ts_input_list *l, const ts_shard *shard, int **numbers, ts_err *err);
 /* 1 when a name found in a folder is one tilestream reads (.png, .jpg, .jpeg). */
 int ts_input_extension_ok(const char *name);
 

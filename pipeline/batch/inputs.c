@@ -206,6 +206,37 @@ ts_status ts_inputs_collect(const char *const *inputs, int n, const char *outdir
     return st;
 }
 
+/* The numbers go by the list sorted by path, so that every process of a
+ * sharded run agrees on them. */
+static const ts_input_list *sort_list;
+static int by_input(const void *a, const void *b)
+{
+    return strcmp(sort_list->v[*(const int *)a].path, sort_list->v[*(const int *)b].path);
+}
+
+ts_status ts_inputs_number_and_shard(ts_input_list *l, const ts_shard *shard, int **numbers, ts_err *err)
+{
+    int *order = malloc(sizeof(int) * (size_t)(l->n + 1)), *num = malloc(sizeof(int) * (size_t)(l->n + 1));
+    if (!order || !num) { free(order); free(num); return ts_err_set(err, TS_E_NOMEM, "out of memory listing inputs"); }
+    for (int i = 0; i < l->n; i++) order[i] = i;
+    sort_list = l;  /* qsort has no context argument; inputs are listed on one thread */
+    qsort(order, (size_t)l->n, sizeof *order, by_input);
+    for (int rank = 0; rank < l->n; rank++) num[order[rank]] = rank + 1;
+    int kept = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (!ts_shard_takes(shard, (size_t)(num[i] - 1))) {
+            free(l->v[i].path); free(l->v[i].rel); free(l->v[i].error);
+            continue;
+        }
+        l->v[kept] = l->v[i];
+        num[kept++] = num[i];
+    }
+    l->n = kept;
+    free(order);
+    *numbers = num;
+    return TS_OK;
+}
+
 void ts_inputs_free(ts_input_list *l)
 {
     for (int i = 0; i < l->n; i++) {

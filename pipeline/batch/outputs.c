@@ -211,19 +211,88 @@ ts_status ts_output_guard_check(const ts_output_guard *g, const char *input, con
 
 static int by_string(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-void ts_outputs_sweep_temps(char *const *outputs, int n)
+void ts_outputs_sweep_temps(const ts_image_result *images, const int *needs_work, int n)
 {
     char **dirs = malloc(sizeof(char *) * (size_t)(n + 1));
     int nd = 0;
     if (!dirs) return;
     for (int i = 0; i < n; i++) {
-        const char *slash = outputs[i] ? strrchr(outputs[i], '/') : NULL;
-        if (!slash) continue;
-        if ((dirs[nd] = strndup(outputs[i], (size_t)(slash - outputs[i]))) != NULL) nd++;
+        const char *out = images[i].output, *slash = needs_work[i] && out ? strrchr(out, '/') : NULL;
+        if (slash && (dirs[nd] = strndup(out, (size_t)(slash - out))) != NULL) nd++;
     }
     qsort(dirs, (size_t)nd, sizeof *dirs, by_string);
     for (int i = 0; i < nd; i++)
         if (i == 0 || strcmp(dirs[i], dirs[i - 1])) ts_save_sweep_temps(dirs[i]);
     for (int i = 0; i < nd; i++) free(dirs[i]);
     free(dirs);
+}
+
+/* ------------------------------------------------------------ the plan */
+
+static void refuse(ts_image_result *res, int *needs_work, ts_status st, const char *msg)
+{
+    res->status = st;
+    snprintf(res->error, sizeof res->error, "%s", msg);
+    *needs_work = 0;
+}
+
+static const ts_image_result *sort_images;
+static int by_output(const void *a, const void *b)
+{
+    int c = strcmp(sort_images[*(const int *)a].output, sort_images[*(const int *)b].output);
+    return c ? c : *(const int *)a - *(const int *)b;
+}
+
+/* Two inputs that would write the same output (a --name without {dir} or
+ * {n}, or a.png and a.jpg with --format jpg): the first in the list keeps
+ * it, the others are refused, each named. */
+static void refuse_duplicates(ts_image_result *images, int *needs_work, int n_images)
+{
+    int n = 0, *order = malloc(sizeof(int) * (size_t)(n_images + 1));
+    if (!order) return;
+    for (int i = 0; i < n_images; i++)
+        if (needs_work[i]) order[n++] = i;
+    sort_images = images;   /* qsort has no context argument; outputs are planned on one thread */
+    qsort(order, (size_t)n, sizeof *order, by_output);
+    for (int k = 1; k < n; k++) {
+        ts_image_result *first = &images[order[k - 1]], *res = &images[order[k]];
+        if (strcmp(first->output, res->output)) continue;
+        ts_err e;
+        ts_err_set(&e, TS_E_EXISTS, "%s: not processed: %s is also the output of %s", res->input, res->output,
+                   first->input);
+        refuse(res, &needs_work[order[k]], e.status, e.msg);
+        order[k] = order[k - 1];  /* compare the next with the one that keeps the name */
+    }
+    free(order);
+}
+
+void ts_outputs_plan(const ts_batch_opts *o, ts_input_list *l, const int *numbers, const ts_output_guard *g,
+                     ts_image_result *images, ts_format *formats, int *needs_work)
+{
+    for (int i = 0; i < l->n; i++) {
+        ts_image_result *res = &images[i];
+        ts_input *in = &l->v[i];
+        res->index = i;
+        res->input = in->path;
+        in->path = NULL;
+        ts_format in_fmt = ts_format_from_path(res->input);
+        formats[i] = o->format != TS_FMT_UNKNOWN ? o->format : in_fmt != TS_FMT_UNKNOWN ? in_fmt : TS_FMT_PNG;
+        needs_work[i] = 1;
+        ts_err e = { 0 };
+        struct stat sb;
+        res->output = in->error ? NULL : ts_output_path(o, in->rel, formats[i], numbers[i], &e);
+        if (in->error) refuse(res, &needs_work[i], TS_E_IO, in->error);
+        else if (!res->output) {
+            ts_err named;
+            ts_err_set(&named, e.status, "%s: %s", res->input, e.msg);
+            refuse(res, &needs_work[i], named.status, named.msg);
+        } else if (ts_output_guard_check(g, res->input, res->output, o->overwrite, &e) != TS_OK)
+            refuse(res, &needs_work[i], e.status, e.msg);
+        else if (o->skip_existing && stat(res->output, &sb) == 0 && sb.st_size > 0) {
+            res->skipped = 1;
+            needs_work[i] = 0;
+        }
+        if (!res->output) res->output = strdup("");
+    }
+    refuse_duplicates(images, needs_work, l->n);
 }

@@ -29,8 +29,16 @@ ts_status ts_output_guard_check(const ts_output_guard *g, const char *input, con
                                 ts_err *err);
 void ts_output_guard_free(ts_output_guard *g);
 
-/* Remove what killed runs left in the folders of these outputs (each
- * folder once; see ts_save_sweep_temps). */
-void ts_outputs_sweep_temps(char *const *outputs, int n);
+/* Plan every input's output: images[i] takes l's path as its input and
+ * gets its output's name, or is refused (status and error set: a failed
+ * entry, a bad name, the guard's rule, another input's output of the same
+ * name) or skipped (--skip-existing); formats[i] is its output format and
+ * needs_work[i] 1 when it goes on to be decoded. */
+void ts_outputs_plan(const ts_batch_opts *o, ts_input_list *l, const int *numbers, const ts_output_guard *g,
+                     ts_image_result *images, ts_format *formats, int *needs_work);
+
+/* Remove what killed runs left in the folders of the outputs that need
+ * work (each folder once; see ts_save_sweep_temps). */
+void ts_outputs_sweep_temps(const ts_image_result *images, const int *needs_work, int n);
 
 #endif

@@ -39,4 +39,29 @@ ts_status ts_engine_pick_device(ts_device want, char *device, size_t n_device, c
  * devices (at most max entries); returns how many, or -1 with err. */
 int ts_engine_parse_gpus(const char *text, int n_dev, int *devices, int max, ts_err *err);
 
+/* (engine_set.c) A run's engines, one per entry of --gpus. */
+enum { TS_MAX_ENGINES = 16 };
+typedef struct ts_engine_set {
+    ts_engine *e[TS_MAX_ENGINES];
+    int device[TS_MAX_ENGINES];
+    int n;
+    int streams;                          /* each engine's, after sharing the coefficient slots */
+    int pinned_decodes, pageable_decodes; /* where the decode allocator's images landed */
+} ts_engine_set;
+typedef struct ts_engine_set_opts {
+    int streams, tile_w, tile_h;          /* as ts_engine_opts (streams 0 = 3) */
+    ts_path path;
+    ts_trace *trace;
+    uint64_t pinned_limit;                /* shared by the engines */
+    const ts_chain *warm_chain;           /* run once on small images before any stage is timed */
+} ts_engine_set_opts;
+/* An engine on each of devices[0..n); on failure the ones made stay in s
+ * for ts_engine_set_free. */
+ts_status ts_engine_set_start(ts_engine_set *s, const ts_engine_set_opts *o, const int *devices, int n, ts_err *err);
+/* 1 when every engine is on one device. */
+int ts_engine_set_one_device(const ts_engine_set *s);
+/* For decoded images: pinned from any engine's pool with room, else pageable. */
+ts_allocator ts_engine_set_decode_allocator(ts_engine_set *s);
+void ts_engine_set_free(ts_engine_set *s);
+
 #endif
