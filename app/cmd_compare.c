@@ -1,6 +1,6 @@
-/* cmd_compare.c - `tilestream compare`: every sampling op of the chain
- * (resize, scale, rotate, affine) on every input (files, and folders walked
- * recursively), through the GPU's global-memory path and its texture path,
+/* cmd_compare.c - `tilestream compare`: every op of the chain that has a
+ * texture path (the sampling ops; the plan says which) on every input
+ * (files, and folders walked as `run` walks them), through the GPU's global-memory path and its texture path,
  * against the CPU reference. Each op gets as input what the chain before it
  * makes on the CPU, so both paths start from the same pixels. Per op: the
  * kernel time (median of --reps runs), GB/s, and max abs / mean abs / PSNR
@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "compare_report.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,92 +17,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* ------------------------------------------------------------ inputs */
-
-typedef struct name_list { char **v; int n, cap; } name_list;
-
-static int list_add(name_list *l, const char *s)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v) return 0;
-        l->v = v;
-        l->cap = cap;
-    }
-    return (l->v[l->n] = strdup(s)) != NULL && ++l->n;
-}
-
-static void list_free(name_list *l)
-{
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Files of path (a file, or a folder walked recursively) that tilestream
- * reads, by extension, in name order. */
-static void collect(name_list *l, const char *path, int depth)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) { list_add(l, path); return; } /* named later, with its error */
-    if (!S_ISDIR(sb.st_mode)) {
-        if (depth == 0 || ts_format_can_read(ts_format_from_path(path))) list_add(l, path);
-        return;
-    }
-    if (depth > 32) return;
-    DIR *d = opendir(path);
-    name_list here = { 0 };
-    struct dirent *de;
-    if (!d) { list_add(l, path); return; }
-    while ((de = readdir(d)) != NULL) {
-        char sub[4096];
-        if (de->d_name[0] == '.') continue;
-        size_t len = strlen(path);
-        snprintf(sub, sizeof sub, "%s%s%s", path, len && path[len - 1] == '/' ? "" : "/", de->d_name);
-        list_add(&here, sub);
-    }
-    closedir(d);
-    qsort(here.v, (size_t)here.n, sizeof *here.v, by_name);
-    for (int i = 0; i < here.n; i++) collect(l, here.v[i], depth + 1);
-    list_free(&here);
-}
-
 /* ------------------------------------------------------------ the chain */
 
-static int is_sampling(const char *op)
+/* What the chain's op k makes of in, on the CPU. */
+static ts_status cpu_op(const ts_chain *chain, int k, const ts_image *in, ts_image *out, ts_err *err)
 {
-    static const char *const names[4] = { "resize", "scale", "rotate", "affine" };
-    size_t n = strcspn(op, "=");
-    for (int i = 0; i < 4; i++)
-        if (strlen(names[i]) == n && !strncmp(op, names[i], n)) return 1;
-    return 0;
-}
-
-/* The chain's ops as texts (split at the commas between ops). */
-static void split_chain(const char *text, name_list *ops)
-{
-    const char *p = text;
-    while (*p) {
-        char op[1024];
-        size_t n = strcspn(p, ",");
-        if (n >= sizeof op) n = sizeof op - 1;
-        memcpy(op, p, n);
-        op[n] = '\0';
-        if (n) list_add(ops, op);
-        p += strcspn(p, ",");
-        if (*p) p++;
-    }
-}
-
-static ts_status cpu_chain(const char *text, const ts_image *in, ts_image *out, ts_err *err)
-{
-    ts_chain *chain = NULL;
-    ts_status st = ts_chain_parse(text, &chain, err);
-    if (st == TS_OK) st = ts_cpu_run(chain, in, 0, 0, out, err);
-    ts_chain_free(chain);
+    ts_chain *op = NULL;
+    ts_status st = ts_chain_op(chain, k, &op, err);
+    if (st == TS_OK) st = ts_cpu_run(op, in, 0, 0, out, err);
+    ts_chain_free(op);
     return st;
 }
 
@@ -160,6 +82,8 @@ typedef struct compare_ctx {
     cmp_entry *entries;
     int n, cap;
     char device[160];
+    char **op_text;           /* each op of the chain, as the plan describes it */
+    ts_input_list files;      /* the inputs, walked as `run` walks them */
 } compare_ctx;
 
 static cmp_entry *new_entry(compare_ctx *c)
@@ -226,7 +150,7 @@ static void print_entry(const cmp_entry *e)
 
 /* The op ops->v[k] on input `in` (what the ops before it make of the file):
  * CPU reference, both paths, figures, pictures. */
-static ts_status compare_op(compare_ctx *c, const char *file, int file_index, const name_list *ops, int k,
+static ts_status compare_op(compare_ctx *c, const char *file, int file_index, const ts_chain *ops, int k,
                             const ts_image *in, ts_err *err)
 {
     ts_image ref = { 0 }, g = { 0 }, t = { 0 };
@@ -234,13 +158,13 @@ static ts_status compare_op(compare_ctx *c, const char *file, int file_index, co
     int reps = c->o->reps > 0 ? c->o->reps : 9;
     cmp_entry *e = new_entry(c);
     if (!e) return ts_err_set(err, TS_E_NOMEM, "out of memory");
-    ts_status st = ts_chain_parse(ops->v[k], &chain, err);
+    ts_status st = ts_chain_op(ops, k, &chain, err);
     if (st == TS_OK) st = ts_cpu_run(chain, in, 0, 0, &ref, err);
     if (st == TS_OK) st = time_path(&c->global, chain, in, reps, &g, &e->global_ms, &e->global_gbps, err);
     if (st == TS_OK) st = time_path(&c->texture, chain, in, reps, &t, &e->texture_ms, &e->texture_gbps, err);
     if (st == TS_OK) {
         e->input = file;
-        e->op = ops->v[k];
+        e->op = c->op_text[k];
         e->in_w = in->w; e->in_h = in->h; e->out_w = g.w; e->out_h = g.h; e->c = in->c; e->type = in->type;
         e->runs = reps;
         e->g_vs_t = cmp_diff_images(&g, &t);
@@ -251,7 +175,7 @@ static ts_status compare_op(compare_ctx *c, const char *file, int file_index, co
     if (st == TS_OK && c->o->diff_out) {
         char path[4096], name[64];
         const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(ops->v[k], "="), ops->v[k]);
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(c->op_text[k], "="), c->op_text[k]);
         snprintf(path, sizeof path, "%s/%03d-%s.op%d-%s.png", c->o->diff_out, file_index, base, k + 1, name);
         st = cmp_write_heatmap(path, &g, &t, err);
         if (st == TS_OK) printf("  heat map: %s\n", path);
@@ -264,18 +188,19 @@ static ts_status compare_op(compare_ctx *c, const char *file, int file_index, co
 }
 
 /* Every sampling op of the chain on one file. */
-static int compare_file(compare_ctx *c, const char *file, int file_index, const name_list *ops)
+static int compare_file(compare_ctx *c, const char *file, int file_index, const ts_chain *ops)
 {
     ts_err err = { 0 };
     ts_image in = { 0 };
     ts_load_opts lo = { c->o->max_pixels, NULL, c->o->accept_damaged, c->o->max_work };
     ts_status st = ts_image_load(file, &lo, &in, &err);
     if (st == TS_OK) printf("%s: %dx%d x%d %d-bit\n", file, in.w, in.h, in.c, 8 * (int)in.type);
-    for (int k = 0; k < ops->n && st == TS_OK; k++) {
+    int n = ts_chain_length(ops);
+    for (int k = 0; k < n && st == TS_OK; k++) {
         ts_image next = { 0 };
-        if (is_sampling(ops->v[k])) st = compare_op(c, file, file_index, ops, k, &in, &err);
-        if (st == TS_OK && k + 1 < ops->n) st = cpu_chain(ops->v[k], &in, &next, &err);
-        if (st == TS_OK && k + 1 < ops->n) { ts_image_free(&in); in = next; }
+        if (ts_chain_op_has_texture_path(ops, k)) st = compare_op(c, file, file_index, ops, k, &in, &err);
+        if (st == TS_OK && k + 1 < n) st = cpu_op(ops, k, &in, &next, &err);
+        if (st == TS_OK && k + 1 < n) { ts_image_free(&in); in = next; }
     }
     ts_image_free(&in);
     if (st == TS_OK) return EXIT_ALL_OK;
@@ -317,48 +242,77 @@ static int write_outputs(compare_ctx *c, const char *chain)
     return rc;
 }
 
+/* Each op's canonical text, for the table and the file names. */
+static int describe_ops(compare_ctx *c, const ts_chain *ops)
+{
+    int n = ts_chain_length(ops);
+    c->op_text = calloc((size_t)n + 1, sizeof *c->op_text);
+    for (int k = 0; k < n && c->op_text; k++) {
+        ts_chain *op = NULL;
+        if (ts_chain_op(ops, k, &op, NULL) != TS_OK || !(c->op_text[k] = strdup(ts_chain_describe(op)))) {
+            ts_chain_free(op);
+            return 0;
+        }
+        ts_chain_free(op);
+    }
+    return c->op_text != NULL;
+}
+
+static int compare_inputs(compare_ctx *c, const ts_chain *ops)
+{
+    ts_input_list files = { 0 };
+    ts_err err = { 0 };
+    int failed = 0;
+    if (ts_inputs_collect(c->o->inputs, c->o->n_inputs, NULL, &files, &err) != TS_OK) {
+        fprintf(stderr, "tilestream compare: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < files.n; i++) {
+        if (files.v[i].error) fprintf(stderr, "tilestream: %s\n", files.v[i].error), failed = 1;
+        else failed |= compare_file(c, files.v[i].path, i + 1, ops) != EXIT_ALL_OK;
+    }
+    /* the entries keep the names of the files they compared */
+    c->files = files;
+    return failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+}
+
 int cmd_compare(cli_opts *o)
 {
     compare_ctx c;
     ts_err err = { 0 };
-    name_list files = { 0 }, ops = { 0 };
+    ts_chain *ops = NULL;
     const char *chain = o->ops ? o->ops : "scale=2,rotate=deg=10,scale=0.5";
-    int failed = 0, fatal = 0, rc;
+    int rc = EXIT_USAGE;
     memset(&c, 0, sizeof c);
     c.o = o;
     if (o->n_inputs == 0) {
         fprintf(stderr, "tilestream compare: no inputs (see `tilestream compare --help`)\n");
         return EXIT_USAGE;
     }
-    split_chain(chain, &ops);
-    int sampling = 0;
-    for (int k = 0; k < ops.n; k++) sampling += is_sampling(ops.v[k]);
-    if (!sampling) {
-        fprintf(stderr, "tilestream compare: the chain has no sampling op (resize, scale, rotate, affine)\n");
-        list_free(&ops);
-        return EXIT_USAGE;
-    }
-    if (!ts_gpu_probe(c.device, sizeof c.device, &err)) {
-        fprintf(stderr, "tilestream compare: needs a CUDA device: %s\n", err.msg);
-        list_free(&ops);
-        return EXIT_USAGE;
-    }
-    if (o->diff_out && mkdir(o->diff_out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "tilestream compare: %s: cannot make the folder: %s\n", o->diff_out, strerror(errno));
-        list_free(&ops);
-        return EXIT_USAGE;
-    }
-    printf("device: %s\nchain: %s (each sampling op on what the ops before it make, on the CPU)\n", c.device,
-           chain);
-    for (int i = 0; i < o->n_inputs; i++) collect(&files, o->inputs[i], 0);
-    if (open_path(&c, &c.global, TS_PATH_GLOBAL, &err) != TS_OK ||
-        open_path(&c, &c.texture, TS_PATH_TEXTURE, &err) != TS_OK) {
+    if (ts_chain_parse(chain, &ops, &err) != TS_OK) {
         fprintf(stderr, "tilestream compare: %s\n", err.msg);
-        fatal = 1;
+        return EXIT_USAGE;
     }
-    for (int i = 0; i < files.n && !fatal; i++) failed |= compare_file(&c, files.v[i], i + 1, &ops) != EXIT_ALL_OK;
-    rc = fatal ? EXIT_USAGE : write_outputs(&c, chain);
-    if (rc == EXIT_ALL_OK && failed) rc = EXIT_SOME_FAILED;
+    int sampling = 0;
+    for (int k = 0; k < ts_chain_length(ops); k++) sampling += ts_chain_op_has_texture_path(ops, k);
+    if (!sampling)
+        fprintf(stderr, "tilestream compare: the chain has no op with a texture path (a sampling op: see `tilestream ops`)\n");
+    else if (!ts_gpu_probe(c.device, sizeof c.device, &err))
+        fprintf(stderr, "tilestream compare: needs a CUDA device: %s\n", err.msg);
+    else if (o->diff_out && mkdir(o->diff_out, 0777) != 0 && errno != EEXIST)
+        fprintf(stderr, "tilestream compare: %s: cannot make the folder: %s\n", o->diff_out, strerror(errno));
+    else if (!describe_ops(&c, ops))
+        fprintf(stderr, "tilestream compare: out of memory\n");
+    else if (open_path(&c, &c.global, TS_PATH_GLOBAL, &err) != TS_OK ||
+             open_path(&c, &c.texture, TS_PATH_TEXTURE, &err) != TS_OK)
+        fprintf(stderr, "tilestream compare: %s\n", err.msg);
+    else {
+        printf("device: %s\nchain: %s (each sampling op on what the ops before it make, on the CPU)\n", c.device,
+               chain);
+        int done = compare_inputs(&c, ops);
+        rc = done == EXIT_USAGE ? done : write_outputs(&c, chain);
+        if (rc == EXIT_ALL_OK && done == EXIT_SOME_FAILED) rc = EXIT_SOME_FAILED;
+    }
     close_path(&c.global);
     close_path(&c.texture);
     for (int i = 0; i < c.n; i++) {
@@ -368,7 +322,9 @@ int cmd_compare(cli_opts *o)
         free_kept(c.entries[i].diff_img);
     }
     free(c.entries);
-    list_free(&files);
-    list_free(&ops);
+    for (int k = 0; c.op_text && k < ts_chain_length(ops); k++) free(c.op_text[k]);
+    free(c.op_text);
+    ts_inputs_free(&c.files);
+    ts_chain_free(ops);
     return rc;
 }

@@ -182,6 +182,11 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
  * in *out the chain to run on the reduced image (orientation, a resize to
  * the size the first op would have made, the rest); else 1 and NULL. */
 int ts_chain_shrink_on_load(const ts_chain *chain, int w, int h, int orientation, ts_chain **out);
+/* The chain's op k (from 0) alone, as a new chain. */
+ts_status ts_chain_op(const ts_chain *chain, int k, ts_chain **out, ts_err *err);
+/* 1 when op k runs through a sampling kernel whose GPU version --path
+ * texture changes (the ops `compare` compares). */
+int ts_chain_op_has_texture_path(const ts_chain *chain, int k);
 
 /* One line per op: name, parameters with defaults, description. */
 typedef void (*ts_line_fn)(void *ctx, const char *line);

@@ -9,6 +9,7 @@
  * Lists (conv taps) are numbers separated by spaces or ';'.
  * Example: matrix=sepia,gauss=sigma=1.5,sharpen=amount=0.6,transpose,resize=w=1920:h=-1 */
 #include "ops.h"
+#include "plan.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -362,6 +363,51 @@ static ts_status ts_chain_validate(ts_chain *chain, const char *text, ts_err *er
 }
 
 char *ts_chain_text(const ts_chain *c) { return describe(c); }
+
+int ts_user_op_copy(ts_user_op *to, const ts_user_op *from)
+{
+    int ok = 1;
+    *to = *from;
+    for (int k = 0; k < TS_MAX_PARAMS; k++) {
+        if (!from->v[k].list) continue;
+        size_t n = (size_t)(from->v[k].n > 0 ? from->v[k].n : 1);
+        if ((to->v[k].list = malloc(sizeof *to->v[k].list * n)) != NULL)
+            memcpy(to->v[k].list, from->v[k].list, sizeof *to->v[k].list * (size_t)from->v[k].n);
+        else ok = 0;
+    }
+    return ok;
+}
+
+ts_status ts_chain_op(const ts_chain *chain, int k, ts_chain **out, ts_err *err)
+{
+    *out = NULL;
+    if (!chain || k < 0 || k >= chain->n) return ts_err_set(err, TS_E_ARG, "the chain has no op %d", k + 1);
+    ts_chain *c = calloc(1, sizeof *c);
+    if (c && (c->ops = calloc(1, sizeof *c->ops)) != NULL) {
+        c->n = 1;
+        if (ts_user_op_copy(&c->ops[0], &chain->ops[k]) && (c->text = describe(c)) != NULL) {
+            *out = c;
+            return TS_OK;
+        }
+    }
+    ts_chain_free(c);
+    return ts_err_set(err, TS_E_NOMEM, "out of memory");
+}
+
+int ts_chain_op_has_texture_path(const ts_chain *chain, int k)
+{
+    if (!chain || k < 0 || k >= chain->n) return 0;
+    ts_chain one = { 1, &chain->ops[k], NULL };
+    ts_plan plan;
+    if (ts_plan_make(&one, 64, 64, 3, TS_U8, &plan, NULL) != TS_OK) return 0;
+    int texture = 0;
+    for (int i = 0; i < plan.n; i++) {
+        const tsk_kind_info *info = tsk_kind_info_of(plan.ops[i].kind);
+        texture |= info && info->has_texture_path;
+    }
+    ts_plan_free(&plan);
+    return texture;
+}
 
 void ts_chain_free(ts_chain *chain)
 {

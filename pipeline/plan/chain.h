@@ -62,6 +62,9 @@ const ts_op_def *ts_op_find(const char *name);
 /* The canonical text of c (malloc'd; NULL when out of memory): what
  * ts_chain_describe returns for a chain made here. */
 char *ts_chain_text(const ts_chain *c);
+/* to = from, its lists copied (to owns them); 0 when out of memory (then
+ * to holds what was copied, for ts_chain_free). */
+int ts_user_op_copy(ts_user_op *to, const ts_user_op *from);
 int ts_op_param_index(const ts_op_def *def, const char *key);
 
 #endif

@@ -13,17 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* op's value of parameter k, deep (a list is copied). */
-static int copy_value(ts_param_value *to, const ts_param_value *from)
-{
-    *to = *from;
-    if (!from->list) return 1;
-    to->list = malloc(sizeof *to->list * (size_t)(from->n > 0 ? from->n : 1));
-    if (!to->list) return 0;
-    memcpy(to->list, from->list, sizeof *to->list * (size_t)from->n);
-    return 1;
-}
-
 /* A new chain: orientation o, resize to fw x fh with the first op's
  * sampling and border, then chain's other ops. */
 static ts_chain *shrunk_chain(const ts_chain *chain, int o, int fw, int fh, ts_err *err)
@@ -45,10 +34,7 @@ static ts_chain *shrunk_chain(const ts_chain *chain, int o, int fw, int fh, ts_e
     r->v[P_RESIZE_INTERP] = first->v[is_resize ? P_RESIZE_INTERP : P_SCALE_INTERP];
     r->v[P_RESIZE_BORDER] = first->v[is_resize ? P_RESIZE_BORDER : P_SCALE_BORDER];
     int ok = 1;
-    for (int i = 1; i < chain->n; i++) {
-        c->ops[i].def = chain->ops[i].def;
-        for (int k = 0; k < TS_MAX_PARAMS; k++) ok &= copy_value(&c->ops[i].v[k], &chain->ops[i].v[k]);
-    }
+    for (int i = 1; i < chain->n; i++) ok &= ts_user_op_copy(&c->ops[i], &chain->ops[i]);
     if (!ok || ts_chain_prepend_orientation(c, o, err) != TS_OK || (!c->text && !(c->text = ts_chain_text(c)))) {
         ts_chain_free(c);
         ts_err_set(err, TS_E_NOMEM, "out of memory");
