@@ -72,6 +72,7 @@ ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *im
 #else
 
 #include "codec_formats.h"
+#include "pinned.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
@@ -79,7 +80,6 @@ ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *im
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* One file for the hardware decoder, queued by a worker for the batcher. */
 typedef struct hw_request {
@@ -193,28 +193,21 @@ static cudaError_t make_wait_event(cudaEvent_t *e)
     return cudaEventCreateWithFlags(e, cudaEventBlockingSync | cudaEventDisableTiming);
 }
 
-/* Page-locked memory for nvJPEG (its allocator) and the coders' bitstreams:
- * an mmap'd block with its pages faulted in, then cudaHostRegister'ed, as
- * the engines' pool does it (pipeline/engine/engine_cuda.c). cudaHostAlloc
- * was rejected: it pins slowly, and nvJPEG grows its buffers as larger
- * files come, so the folder job waits on it (docs/measurements/pipeline.md).
- * The first page holds the block's size: nvJPEG's free gives the pointer. */
+/* Page-locked memory for nvJPEG (its allocator) and the coders' bitstreams,
+ * pinned as the engines' pools are (engine/pinned.h): cudaHostAlloc alone
+ * pins slowly, and nvJPEG grows its buffers as larger files come. The
+ * first page holds the block's size and how it was pinned: nvJPEG's free
+ * gives only the pointer. */
 enum { PIN_HEAD = 4096 };
+typedef struct pin_head { size_t total; int registered; } pin_head;
 
 static int pinned_malloc(void **out, size_t size, unsigned flags)
 {
     (void)flags;
-    size_t total = (size + PIN_HEAD + 4095) / 4096 * 4096;
-    unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) return (int)cudaErrorMemoryAllocation;
-    for (size_t off = 0; off < total; off += 4096) base[off] = 0;
-    cudaError_t ce = cudaHostRegister(base, total, cudaHostRegisterPortable);
-    if (ce != cudaSuccess) {
-        cudaGetLastError();
-        munmap(base, total);
-        return (int)ce;
-    }
-    memcpy(base, &total, sizeof total);
+    pin_head h = { (size + PIN_HEAD + 4095) / 4096 * 4096, 0 };
+    unsigned char *base = ts_pinned_alloc(h.total, &h.registered);
+    if (!base) return (int)cudaErrorMemoryAllocation;
+    memcpy(base, &h, sizeof h);
     *out = base + PIN_HEAD;
     return 0;
 }
@@ -223,12 +216,11 @@ static int pinned_free(void *p)
 {
     if (!p) return 0;
     unsigned char *base = (unsigned char *)p - PIN_HEAD;
-    size_t total;
-    memcpy(&total, base, sizeof total);
+    pin_head h;
+    memcpy(&h, base, sizeof h);
     /* as cudaFreeHost does: nvJPEG may free a buffer that a copy still reads */
     cudaDeviceSynchronize();
-    cudaHostUnregister(base);
-    munmap(base, total);
+    ts_pinned_free(base, h.total, h.registered);
     return 0;
 }
 

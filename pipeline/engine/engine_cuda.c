@@ -18,6 +18,7 @@
  * (ts_engine_allocator) may be used from any thread. */
 #include "engine_internal.h"
 #include "plan.h"
+#include "pinned.h"
 #include "trace_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -25,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* ================================================================ pinned pool
  * Pinning is slow and cudaHostAlloc synchronises the device, so pinned
@@ -101,47 +101,7 @@ static size_t pool_next_size(const pinned_pool *p, size_t need)
     return size;
 }
 
-/* size bytes of page-locked memory: an mmap'd block, its pages faulted in
- * here, then cudaHostRegister'ed; cudaHostAlloc is the fallback. Portable
- * either way: an image decoded into it may go to any device's engine.
- * Faulting the pages in first (one write per 4 KB page, a 2 MB huge page
- * at a time where the kernel gives them) lets the threads that grow the
- * pool at once do that work side by side; left to cudaHostRegister it does
- * not spread over threads, and the folder job ran slower
- * (docs/measurements/pipeline.md). */
-static void *pin_block(size_t size, int *registered)
-{
-    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base != MAP_FAILED) {
-#ifdef MADV_HUGEPAGE
-        madvise(base, size, MADV_HUGEPAGE);   /* fewer pages to fault in and pin */
-#endif
-        for (size_t off = 0; off < size; off += 4096) ((volatile unsigned char *)base)[off] = 0;
-        if (cudaHostRegister(base, size, cudaHostRegisterPortable) == cudaSuccess) {
-            *registered = 1;
-            return base;
-        }
-        cudaGetLastError(); /* not sticky: clear it so later calls start clean */
-        munmap(base, size);
-    }
-    *registered = 0;
-    base = NULL;
-    if (cudaHostAlloc(&base, size, cudaHostAllocPortable) != cudaSuccess) {
-        cudaGetLastError();
-        return NULL;
-    }
-    return base;
-}
-
-static void unpin_block(pool_block *b)
-{
-    if (b->registered) {
-        cudaHostUnregister(b->base);
-        munmap(b->base, b->size);
-    } else {
-        cudaFreeHost(b->base);
-    }
-}
+static void unpin_block(pool_block *b) { ts_pinned_free(b->base, b->size, b->registered); }
 
 /* A chunk of need bytes carved from the free end of some block, or NULL.
  * Caller holds the lock. */
@@ -171,7 +131,7 @@ static pool_chunk *pool_grow(pinned_pool *p, size_t need, int cls)
     p->pinned_bytes += size;
     pthread_mutex_unlock(&p->lock);
     int registered = 0;
-    void *base = pin_block(size, &registered);
+    void *base = ts_pinned_alloc(size, &registered);
     pthread_mutex_lock(&p->lock);
     if (!base) {
         p->pinned_bytes -= size;
