@@ -27,6 +27,8 @@ ts_status ts_engine_image_to_host(ts_engine *e, ts_image *img, ts_err *err);
 /* The rates this machine reaches (ts_peak_rates), timed now over three
  * 64 MB copies: ts_batch_run does it at the start of a GPU run. */
 ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err);
+/* The CUDA device the engine runs on. */
+int ts_engine_device_index(const ts_engine *e);
 
 #ifdef __cplusplus
 }

@@ -11,4 +11,17 @@
 void *ts_pinned_alloc(size_t size, int *registered);
 void ts_pinned_free(void *base, size_t size, int registered);
 
+/* A pool of pinned memory handed out in size classes, up to limit bytes
+ * pinned (0 = no limit). The allocation functions take the pool as their
+ * context (a ts_allocator's); any pool's free takes any pool's chunk. */
+typedef struct ts_pinned_pool ts_pinned_pool;
+ts_pinned_pool *ts_pinned_pool_create(size_t limit);
+void ts_pinned_pool_destroy(ts_pinned_pool *p);
+/* Pinned, or NULL when the pool is at its limit (or pinning fails). */
+void *ts_pinned_pool_alloc_pinned(void *pool, size_t bytes);
+/* Pinned when the pool has room, else pageable (malloc). */
+void *ts_pinned_pool_alloc(void *pool, size_t bytes);
+void ts_pinned_pool_free(void *pool, void *ptr);
+size_t ts_pinned_pool_bytes(ts_pinned_pool *p);
+
 #endif
