@@ -1,10 +1,11 @@
 /* fuzz_jpeg.c - libFuzzer target: the JPEG probe and loader (EXIF
  * orientation and ICC profile parsing included) on arbitrary bytes, at
  * the default limits, strict and accepting damaged data. A successful
- * decode is written again as PNG (lossless: same pixels back) and as JPEG
+ * decode (its top-left 128 x 128 pixels, with its metadata) is written
+ * again as PNG (lossless: same pixels back) and as JPEG
  * (it must load back with the same ICC profile, and the EXIF block it had
- * with only the orientation rewritten). The EXIF parser also gets the raw
- * bytes. */
+ * with only the orientation rewritten). The EXIF parsers (orientation and
+ * validity) also get the raw bytes. */
 #include "fuzz_common.h"
 
 static void round_trip(const ts_image *img)
@@ -46,7 +47,7 @@ static void load(const uint8_t *data, size_t size, int accept_damaged)
     FILE *f = fuzz_open(data, size);
     if (!f)
         return;
-    ts_load_limits lim = fuzz_limits(size, accept_damaged);
+    ts_load_limits lim = fuzz_limits(f, 0, size, accept_damaged);
     ts_status st = ts_jpeg_load(f, path, &lim, NULL, &img, &err);
     fclose(f);
     fuzz_check_message(st, &err, path);
@@ -54,7 +55,8 @@ static void load(const uint8_t *data, size_t size, int accept_damaged)
         return;
     if (img.orientation < 1 || img.orientation > 8)
         abort();
-    round_trip(&img);
+    ts_image crop = fuzz_crop(&img);
+    round_trip(&crop);
     ts_image_free(&img);
 }
 
@@ -62,6 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int o = ts_exif_orientation(data, size);
     if (o < 0 || o > 8)
+        abort();
+    if (ts_exif_valid(data, size) && size < 8)
         abort();
     /* Rewriting the tag in place: found exactly when it was read. */
     unsigned char *copy = malloc(size ? size : 1);

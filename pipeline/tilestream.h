@@ -454,8 +454,8 @@ char *ts_report_image_json(const ts_image_result *im);
 void ts_json_string(FILE *f, const char *text);
 
 /* (pipeline/batch/inputs.c) The files a run reads: files named, and folders
- * walked recursively in name order (hidden entries and the output folder
- * left out). rel is the entry's path in the output tree ("photos/a.jpg");
+ * walked recursively in name order (hidden entries and the output folder,
+ * when outdir is not NULL, left out). rel is the entry's path in the output tree ("photos/a.jpg");
  * error, when not NULL, is why the entry cannot be read (a folder that will
  * not open, a link loop, a FIFO named as an input): a failed entry, the
  * others carry on. */

@@ -13,14 +13,10 @@
 #include "outputs.h"
 #include "trace_internal.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

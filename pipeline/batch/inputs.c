@@ -181,8 +181,10 @@ static ts_status add_folder(walk_state *w, const char *in, const char *outdir, c
     base = base ? base + 1 : trimmed;
     const char *rel = !strcmp(base, ".") || !strcmp(base, "..") || !strcmp(base, "/") ? "" : base;
     w->n_skip = 0;
-    skip_add(w, outdir);
-    if (snprintf(outsub, sizeof outsub, "%s/%s", outdir, rel) < (int)sizeof outsub && *rel) skip_add(w, outsub);
+    if (outdir) {
+        skip_add(w, outdir);
+        if (snprintf(outsub, sizeof outsub, "%s/%s", outdir, rel) < (int)sizeof outsub && *rel) skip_add(w, outsub);
+    }
     w->depth = -1;
     return walk(w, trimmed, rel, sb, err);
 }
@@ -198,7 +200,7 @@ ts_status ts_inputs_collect(const char *const *inputs, int n, const char *outdir
         base = base && base[1] ? base + 1 : in;
         struct stat sb;
         if (stat(in, &sb) != 0) st = add(l, in, base, NULL, err);   /* the decode names the error */
-        else if (S_ISDIR(sb.st_mode)) st = add_folder(w, in, outdir ? outdir : ".", &sb, err);
+        else if (S_ISDIR(sb.st_mode)) st = add_folder(w, in, outdir, &sb, err);
         else if (S_ISREG(sb.st_mode)) st = add(l, in, base, NULL, err);
         else st = add_failed(l, in, base, err, "not a regular file (a FIFO, socket or device); not read");
     }
