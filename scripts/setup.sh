@@ -9,6 +9,7 @@
 #   scripts/setup.sh --no-stb         neither install nor use stb (no BMP/TGA/HDR output; -DTS_STB=OFF)
 #   scripts/setup.sh --deps-only      install the dependencies and stop (CI uses this)
 #   scripts/setup.sh --fuzz           also install clang and its libFuzzer runtime (fuzz/run.sh)
+#   scripts/setup.sh --test-tools     also install ImageMagick, which the tests compare against
 #   scripts/setup.sh --no-run         configure and build, do not run the samples
 #   scripts/setup.sh -- -DCMAKE_CUDA_ARCHITECTURES=80   anything after -- goes to cmake
 # Environment: BUILD (build dir, default build), OUT (default out), JOBS
@@ -29,7 +30,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 OUT=${OUT:-out}
 cuda=${TS_CUDA:-AUTO}
-stb=1 deps_only=0 fuzz=0 run=1
+stb=1 deps_only=0 fuzz=0 run=1 test_tools=0
 cmake_extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
         --no-stb) stb=0 ;;
         --deps-only) deps_only=1 ;;
         --fuzz) fuzz=1 ;;
+        --test-tools) test_tools=1 ;;
         --no-run) run=0 ;;
         --) shift; cmake_extra=("$@"); break ;;
         -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -68,6 +70,7 @@ apt_needs() {
     echo zlib1g-dev
     [ "$stb" = 1 ] && echo "libstb-dev?"     # '?': optional, skipped if the archive lacks it
     [ "$fuzz" = 1 ] && echo clang
+    [ "$test_tools" = 1 ] && echo "imagemagick?"
     return 0
 }
 

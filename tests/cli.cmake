@@ -16,3 +16,6 @@ set_tests_properties(test_cli_ux PROPERTIES LABELS cpu ENVIRONMENT "TS_TEST_STB=
 # Nothing lost, nothing outside OUTDIR: other inputs, templates, links, FIFOs, signals, stale temporaries.
 add_test(NAME test_cli_safety COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_safety.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_cli_safety PROPERTIES LABELS cpu)
+# The thumbnail job: fit inside, cover, pad, stretch, percentages, crop and pad, against ImageMagick where installed.
+add_test(NAME test_cli_thumbnails COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_thumbnails.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_cli_thumbnails PROPERTIES LABELS cpu)

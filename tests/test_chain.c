@@ -45,6 +45,10 @@ static void test_errors(void)
     parse_fails("resize", "needs w= or h=");
     parse_fails("transpose=3", "key=value");
     parse_fails("frobnicate", "unknown op 'frobnicate'");
+    parse_fails("gauss=sigma=50%", "takes no percentage");
+    parse_fails("scale=0%", "percentage above 0");
+    parse_fails("resize=w=200:h=200:fit=fill", "unknown fit");
+    parse_fails("crop=w=10:h=10:x=3", "x= and y= together");
     /* the caret sits under the bad token */
     ts_chain *c = NULL;
     ts_err err = { 0 };
@@ -229,6 +233,79 @@ static void test_hand_computed(void)
     ts_image_free(&in);
 }
 
+/* The size a chain makes of a w x h image. */
+static void out_size_is(const char *chain, int w, int h, int want_w, int want_h)
+{
+    ts_chain *c = parse_ok(chain);
+    int ow = 0, oh = 0;
+    ts_err err = { 0 };
+    CHECK_MSG(ts_chain_out_size(c, w, h, 3, &ow, &oh, &err) == TS_OK, "%s: %s", chain, err.msg);
+    CHECK_MSG(ow == want_w && oh == want_h, "%s on %dx%d: %dx%d, want %dx%d", chain, w, h, ow, oh, want_w, want_h);
+    ts_chain_free(c);
+}
+
+/* Resizing as users expect it: a box keeps the aspect (the binding side
+ * exact), cover fills it, pad and stretch make it; percentages; crop and
+ * pad copy pixels exactly, margins get the fill, an odd margin rounds as
+ * ImageMagick's -gravity center -extent. */
+static void test_fit_crop_pad(void)
+{
+    out_size_is("resize=w=800:h=800", 4000, 3000, 800, 600);
+    out_size_is("resize=w=800:h=800", 3000, 4000, 600, 800);
+    out_size_is("resize=800:800:fit=cover", 4000, 3000, 800, 800);
+    out_size_is("resize=w=800:h=800:fit=pad", 4000, 3000, 800, 800);
+    out_size_is("resize=w=800:h=800:fit=stretch", 4000, 3000, 800, 800);
+    out_size_is("resize=w=800", 4000, 3000, 800, 600);
+    out_size_is("resize=w=200:h=200", 451, 300, 200, 133);
+    out_size_is("resize=w=50%", 451, 300, 226, 150);
+    out_size_is("scale=25%", 400, 300, 100, 75);
+    out_size_is("crop=w=100:h=80", 451, 300, 100, 80);
+    out_size_is("crop=w=1000:h=80", 451, 300, 451, 80);       /* never larger than the image */
+    out_size_is("crop=w=100:h=80:x=400:y=250", 451, 300, 51, 50);
+    out_size_is("pad=w=500:h=10", 451, 300, 500, 300);        /* never smaller */
+
+    ts_err err = { 0 };
+    ts_image in = make_image(7, 5, 3, TS_U8), out = { 0 };
+    /* crop: an exact window; centred, the odd margin's extra pixel at the end */
+    ts_chain *c = parse_ok("crop=w=4:h=2");
+    CHECK(ts_cpu_run(c, &in, 0, 0, &out, &err) == TS_OK);
+    CHECK(out.w == 4 && out.h == 2);
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 4; x++)
+            for (int k = 0; k < 3; k++) CHECK_EQ_INT(pixel(&out, x, y, k), pixel(&in, x + 1, y + 1, k));
+    ts_image_free(&out);
+    ts_chain_free(c);
+    /* pad: the image unchanged at its place, the fill around it */
+    c = parse_ok("pad=w=10:h=8:fill=1:gravity=southeast");
+    CHECK(ts_cpu_run(c, &in, 0, 0, &out, &err) == TS_OK);
+    CHECK(out.w == 10 && out.h == 8);
+    CHECK_EQ_INT(pixel(&out, 0, 0, 0), 255);
+    CHECK_EQ_INT(pixel(&out, 2, 4, 1), 255);
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 7; x++)
+            for (int k = 0; k < 3; k++) CHECK_EQ_INT(pixel(&out, x + 3, y + 3, k), pixel(&in, x, y, k));
+    ts_image_free(&out);
+    ts_chain_free(c);
+    /* centred on a canvas: a 7 x 5 image on 10 x 8 sits at (2, 2) */
+    c = parse_ok("pad=w=10:h=8");
+    CHECK(ts_cpu_run(c, &in, 0, 0, &out, &err) == TS_OK);
+    CHECK_EQ_INT(pixel(&out, 2, 2, 0), pixel(&in, 0, 0, 0));
+    CHECK_EQ_INT(pixel(&out, 1, 1, 0), 0);
+    ts_image_free(&out);
+    ts_chain_free(c);
+    ts_image_free(&in);
+    /* alpha through a crop: nearest sampling is not premultiplied, so a
+     * pixel of alpha 1 keeps its colour exactly */
+    ts_image rgba = make_image(3, 3, 4, TS_U8);
+    rgba.data[4 * 4 + 3] = 1;
+    c = parse_ok("crop=w=1:h=1");
+    CHECK(ts_cpu_run(c, &rgba, 0, 0, &out, &err) == TS_OK);
+    for (int k = 0; k < 4; k++) CHECK_EQ_INT(pixel(&out, 0, 0, k), pixel(&rgba, 1, 1, k));
+    ts_image_free(&out);
+    ts_chain_free(c);
+    ts_image_free(&rgba);
+}
+
 static const char *const RANDOM_OPS[] = {
     "matrix=sepia", "matrix=saturation=0.5:contrast=1.3", "transpose", "rot90", "rot180", "rot270",
     "flip=h", "flip=v", "gauss=sigma=1.2", "gauss=sigma=0.8:border=wrap", "box=radius=2:border=reflect",
@@ -237,6 +314,8 @@ static const char *const RANDOM_OPS[] = {
     "resize=w=37:h=23", "rotate=deg=17", "rotate=deg=-8:interp=nearest", "affine=a=1:b=0.2:d=-0.1:e=0.9:c=3",
     "scale=0.3", "scale=0.45:interp=bicubic", "resize=w=13:h=9:interp=area", "rotate=deg=31:interp=area",
     "affine=a=0.4:b=0.1:d=-0.1:e=0.5:c=2:interp=bicubic", "scale=sx=0.3:sy=1.7",
+    "resize=w=20:h=20:fit=cover:gravity=north", "resize=w=31:h=17:fit=pad:fill=0.5", "crop=w=60%:h=11",
+    "pad=w=70:h=50:gravity=southwest:fill=1",
 };
 enum { N_RANDOM_OPS = sizeof RANDOM_OPS / sizeof RANDOM_OPS[0] };
 
@@ -279,6 +358,7 @@ int main(void)
     test_sample_chains();
     test_planning();
     test_hand_computed();
+    test_fit_crop_pad();
     test_tiled_equals_untiled();
     return check_exit();
 }

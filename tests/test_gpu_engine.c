@@ -51,6 +51,8 @@ static const chain_case cases[] = {
     {"rotate=deg=17", 1, 0},
     {"scale=f=0.3", 0, 1},                                      /* auto: area, exact */
     {"resize=w=211:h=-1:interp=bicubic", 0, 0},
+    {"resize=w=301:h=301:fit=cover,pad=w=400:h=320:fill=0.25,crop=w=50%:h=90%:gravity=southwest", 1, 0},
+    {"resize=w=180:h=180:fit=pad:fill=1:gravity=east", 0, 0},
     {"affine=a=0.45:b=0.1:d=-0.05:e=0.5:c=3:interp=area", 0, 0},
     {"matrix=grey,gauss=sigma=2,transpose,scale=f=0.6", 1, 1},
     {"matrix=sepia,box=radius=2:border=constant,rot90,sharpen,rotate=deg=-33", 1, 0},

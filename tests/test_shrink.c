@@ -21,7 +21,7 @@ static int make_photo(const char *dir, const char *name, const char *out, int w,
     char src[4096], path[8400], chain[128];
     snprintf(src, sizeof src, "%s/photos/%s", TS_SAMPLES, name);
     snprintf(path, sizeof path, "%s/%s", dir, out);
-    snprintf(chain, sizeof chain, "resize=w=%d:h=%d:interp=bicubic%s", w, h, grey ? ",matrix=grey" : "");
+    snprintf(chain, sizeof chain, "resize=w=%d:h=%d:fit=stretch:interp=bicubic%s", w, h, grey ? ",matrix=grey" : "");
     ts_image in, big;
     ts_chain *c = NULL;
     ts_err err = {0};
@@ -119,7 +119,10 @@ int main(void)
     compare(in, root, "scale=0.25", 4);
     compare(in, root, "scale=0.12:interp=bicubic", 4);
     compare(in, root, "resize=w=600:h=-1", 3);     /* the grey one is under 2x as wide */
-    compare(in, root, "resize=w=500:h=500,matrix=sepia", 2);
+    compare(in, root, "resize=w=500:h=500:fit=stretch,matrix=sepia", 2);
+    compare(in, root, "resize=w=500:h=500", 3);    /* fits inside: 500 x 377 is 2x below 1200 x 904 too */
+    compare(in, root, "resize=w=500:h=500:fit=cover:gravity=north", 2);
+    compare(in, root, "resize=w=400:h=400:fit=pad:fill=1,matrix=sepia", 3);
     compare(in, root, "scale=0.5,gauss=sigma=1", 4);
     compare(in, root, "scale=sx=0.3:sy=0.45", 4);
     compare(in, root, "scale=0.6", 0);            /* less than 2x: decoded whole */

@@ -133,6 +133,16 @@ static ts_status set_value(parser *p, const ts_op_def *def, int pi, ts_param_val
 {
     const ts_param_def *pd = &def->params[pi];
     v->given = 1;
+    v->percent = pd->kind == TS_P_NUM && len > 1 && s[len - 1] == '%';
+    if (v->percent) {
+        if (!pd->percent)
+            return parse_error(p, s, len, "%s: %s takes no percentage", def->name, pd->key);
+        if (!parse_number(s, len - 1, &v->num) || !(v->num > 0) || v->num > 1e6)
+            return parse_error(p, s, len, "%s: %s wants a percentage above 0, not '%.*s'", def->name, pd->key,
+                               (int)len, s);
+        v->num /= 100;   /* the fraction; the op says of what */
+        return TS_OK;
+    }
     if (pd->kind == TS_P_NUM) {
         if (!parse_number(s, len, &v->num))
             return parse_error(p, s, len, "%s: %s wants a number, not '%.*s'", def->name, pd->key, (int)len, s);
@@ -300,7 +310,8 @@ static char *describe(const ts_chain *c)
             append(&buf, &len, &cap, k ? ":" : "=");
             append(&buf, &len, &cap, pd->key);
             append(&buf, &len, &cap, "=");
-            if (pd->kind == TS_P_NUM) snprintf(tmp, sizeof tmp, "%g", op->v[k].num);
+            if (pd->kind == TS_P_NUM && op->v[k].percent) snprintf(tmp, sizeof tmp, "%g%%", op->v[k].num * 100);
+            else if (pd->kind == TS_P_NUM) snprintf(tmp, sizeof tmp, "%g", op->v[k].num);
             else if (pd->kind == TS_P_ENUM) choice_at(pd->choices, (int)op->v[k].num, tmp, sizeof tmp);
             else {
                 for (int j = 0; j < op->v[k].n; j++) {

@@ -20,6 +20,7 @@ typedef struct ts_param_def {
     const char *choices;   /* TS_P_ENUM: "h|v" */
     double min, max;       /* TS_P_NUM: valid range */
     const char *help;
+    int percent;           /* TS_P_NUM: may be given as a percentage ("50%") */
 } ts_param_def;
 
 struct ts_user_op;
@@ -43,6 +44,7 @@ typedef struct ts_param_value {
     int n;                 /* TS_P_LIST: count */
     double *list;          /* TS_P_LIST: malloc'd */
     int given;             /* 1 if set in the chain text */
+    int percent;           /* given as a percentage: num holds the fraction (50% -> 0.5) */
 } ts_param_value;
 
 typedef struct ts_user_op {

@@ -10,6 +10,10 @@
 /* choices in the order of ops.h's INTERP_* */
 #define INTERP_PARAM { "interp", TS_P_ENUM, "auto", "auto|bilinear|nearest|area|bicubic", 0, 0, \
                        "sampling; auto = area when shrinking, bilinear otherwise" }
+/* choices in the order of ops.h's GRAVITY_* */
+#define GRAVITY_PARAM { "gravity", TS_P_ENUM, "centre", \
+                        "centre|north|south|east|west|northwest|northeast|southwest|southeast", 0, 0, \
+                        "where the kept part sits (cover, crop) or the image sits (pad)" }
 
 const ts_op_def ts_ops[TS_OP_COUNT] = {
     [TS_OP_MATRIX] = { "matrix", "3x4 colour matrix from __constant__ memory: preset, then saturation, contrast, brightness",
@@ -56,15 +60,19 @@ const ts_op_def ts_ops[TS_OP_COUNT] = {
         [P_CONV_DIVISOR] = { "divisor", TS_P_NUM, "0", NULL, -1e9, 1e9, "taps are divided by this; 0 = their sum (1 if the sum is 0)" },
         [P_CONV_BIAS] = { "bias", TS_P_NUM, "0", NULL, -1, 1, "added, in units of full scale" },
         [P_CONV_BORDER] = BORDER_PARAM("reflect101") }, ts_validate_conv, ts_lower_conv },
-    [TS_OP_RESIZE] = { "resize", "resample to w x h (-1 keeps the aspect ratio)", 2, {
-        [P_RESIZE_W] = { "w", TS_P_NUM, "-1", NULL, -1, 1 << 20, "width; -1 = from h and the aspect" },
-        [P_RESIZE_H] = { "h", TS_P_NUM, "-1", NULL, -1, 1 << 20, "height; -1 = from w and the aspect" },
-        [P_RESIZE_INTERP] = INTERP_PARAM, [P_RESIZE_BORDER] = BORDER_PARAM("replicate") },
+    [TS_OP_RESIZE] = { "resize", "resample to fit w x h, keeping the aspect ratio unless fit=stretch", 2, {
+        [P_RESIZE_W] = { "w", TS_P_NUM, "-1", NULL, -1, 1 << 20, "width, or a percentage of it; -1 = from h", 1 },
+        [P_RESIZE_H] = { "h", TS_P_NUM, "-1", NULL, -1, 1 << 20, "height, or a percentage of it; -1 = from w", 1 },
+        [P_RESIZE_INTERP] = INTERP_PARAM, [P_RESIZE_BORDER] = BORDER_PARAM("replicate"),
+        [P_RESIZE_FIT] = { "fit", TS_P_ENUM, "inside", "inside|cover|pad|stretch", 0, 0,
+                           "with w and h: inside the box, cover it (then crop), pad to it, or stretch to it" },
+        [P_RESIZE_GRAVITY] = GRAVITY_PARAM,
+        [P_RESIZE_FILL] = { "fill", TS_P_NUM, "0", NULL, 0, 1, "fit=pad: the margins' value, in units of full scale" } },
       ts_validate_resize, ts_lower_resize },
     [TS_OP_SCALE] = { "scale", "resample by a factor", 1, {
-        [P_SCALE_F] = { "f", TS_P_NUM, "1", NULL, 1e-4, 1e4, "factor for both axes" },
-        [P_SCALE_SX] = { "sx", TS_P_NUM, "0", NULL, 0, 1e4, "x factor (0 = f)" },
-        [P_SCALE_SY] = { "sy", TS_P_NUM, "0", NULL, 0, 1e4, "y factor (0 = f)" },
+        [P_SCALE_F] = { "f", TS_P_NUM, "1", NULL, 1e-4, 1e4, "factor for both axes (0.5 or 50%)", 1 },
+        [P_SCALE_SX] = { "sx", TS_P_NUM, "0", NULL, 0, 1e4, "x factor (0 = f)", 1 },
+        [P_SCALE_SY] = { "sy", TS_P_NUM, "0", NULL, 0, 1e4, "y factor (0 = f)", 1 },
         [P_SCALE_INTERP] = INTERP_PARAM, [P_SCALE_BORDER] = BORDER_PARAM("replicate") }, NULL, ts_lower_scale },
     [TS_OP_ROTATE] = { "rotate", "rotate clockwise by deg about the centre; the output holds the whole rotated image", 1, {
         [P_ROTATE_DEG] = { "deg", TS_P_NUM, "0", NULL, -3600, 3600, "degrees, clockwise" },
@@ -81,4 +89,16 @@ const ts_op_def ts_ops[TS_OP_COUNT] = {
         [P_AFFINE_W] = { "w", TS_P_NUM, "0", NULL, 0, 1 << 20, "output width (0 = input)" },
         [P_AFFINE_H] = { "h", TS_P_NUM, "0", NULL, 0, 1 << 20, "output height (0 = input)" },
         [P_AFFINE_INTERP] = INTERP_PARAM }, NULL, ts_lower_affine },
+    [TS_OP_CROP] = { "crop", "keep a w x h rectangle: at x,y, or placed by gravity", 2, {
+        [P_CROP_W] = { "w", TS_P_NUM, "-1", NULL, -1, 1 << 20, "width, or a percentage of it; -1 = all", 1 },
+        [P_CROP_H] = { "h", TS_P_NUM, "-1", NULL, -1, 1 << 20, "height, or a percentage of it; -1 = all", 1 },
+        [P_CROP_X] = { "x", TS_P_NUM, "-1", NULL, -1, 1 << 20, "left edge; -1 = by gravity" },
+        [P_CROP_Y] = { "y", TS_P_NUM, "-1", NULL, -1, 1 << 20, "top edge; -1 = by gravity" },
+        [P_CROP_GRAVITY] = GRAVITY_PARAM }, ts_validate_crop, ts_lower_crop },
+    [TS_OP_PAD] = { "pad", "place the image on a w x h canvas of the fill value (never shrinks it)", 2, {
+        [P_PAD_W] = { "w", TS_P_NUM, "-1", NULL, -1, 1 << 20, "canvas width; -1 = the image's", 1 },
+        [P_PAD_H] = { "h", TS_P_NUM, "-1", NULL, -1, 1 << 20, "canvas height; -1 = the image's", 1 },
+        [P_PAD_GRAVITY] = GRAVITY_PARAM,
+        [P_PAD_FILL] = { "fill", TS_P_NUM, "0", NULL, 0, 1, "the canvas value, in units of full scale" } },
+      NULL, ts_lower_pad },
 };

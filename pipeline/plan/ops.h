@@ -17,7 +17,7 @@
 typedef enum ts_op_id {
     TS_OP_MATRIX, TS_OP_TRANSPOSE, TS_OP_ROT90, TS_OP_ROT180, TS_OP_ROT270, TS_OP_FLIP,
     TS_OP_ORIENT, TS_OP_GAUSS, TS_OP_BOX, TS_OP_SHARPEN, TS_OP_SOBEL, TS_OP_EMBOSS,
-    TS_OP_CONV, TS_OP_RESIZE, TS_OP_SCALE, TS_OP_ROTATE, TS_OP_AFFINE,
+    TS_OP_CONV, TS_OP_RESIZE, TS_OP_SCALE, TS_OP_ROTATE, TS_OP_AFFINE, TS_OP_CROP, TS_OP_PAD,
     TS_OP_COUNT
 } ts_op_id;
 
@@ -33,17 +33,22 @@ enum { P_SHARPEN_AMOUNT, P_SHARPEN_SIGMA, P_SHARPEN_RADIUS, P_SHARPEN_BORDER };
 enum { P_SOBEL_DIR, P_SOBEL_SCALE, P_SOBEL_BORDER };
 enum { P_EMBOSS_STRENGTH, P_EMBOSS_BORDER };
 enum { P_CONV_K, P_CONV_W, P_CONV_H, P_CONV_DIVISOR, P_CONV_BIAS, P_CONV_BORDER };
-enum { P_RESIZE_W, P_RESIZE_H, P_RESIZE_INTERP, P_RESIZE_BORDER };
+enum { P_RESIZE_W, P_RESIZE_H, P_RESIZE_INTERP, P_RESIZE_BORDER, P_RESIZE_FIT, P_RESIZE_GRAVITY, P_RESIZE_FILL };
 enum { P_SCALE_F, P_SCALE_SX, P_SCALE_SY, P_SCALE_INTERP, P_SCALE_BORDER };
 enum { P_ROTATE_DEG, P_ROTATE_FILL, P_ROTATE_CROP, P_ROTATE_INTERP };
 enum { P_AFFINE_A, P_AFFINE_B, P_AFFINE_C, P_AFFINE_D, P_AFFINE_E, P_AFFINE_F, P_AFFINE_W,
        P_AFFINE_H, P_AFFINE_INTERP };
+enum { P_CROP_W, P_CROP_H, P_CROP_X, P_CROP_Y, P_CROP_GRAVITY };
+enum { P_PAD_W, P_PAD_H, P_PAD_GRAVITY, P_PAD_FILL };
 
 /* Enum parameters: the index of each choice in its '|' list (ops.c). */
 enum { MATRIX_IDENTITY, MATRIX_GREY, MATRIX_SEPIA, MATRIX_INVERT };
 enum { FLIP_H, FLIP_V };
 enum { SOBEL_MAG, SOBEL_X, SOBEL_Y };
 enum { INTERP_AUTO, INTERP_BILINEAR, INTERP_NEAREST, INTERP_AREA, INTERP_BICUBIC };
+enum { FIT_INSIDE, FIT_COVER, FIT_PAD, FIT_STRETCH };
+enum { GRAVITY_CENTRE, GRAVITY_NORTH, GRAVITY_SOUTH, GRAVITY_EAST, GRAVITY_WEST, GRAVITY_NORTHWEST,
+       GRAVITY_NORTHEAST, GRAVITY_SOUTHWEST, GRAVITY_SOUTHEAST };
 /* border= lists the modes in ts_border's order: the index is the mode. */
 
 /* The value of parameter i of op: a number, or an enum's choice index. */
@@ -71,6 +76,7 @@ void ts_matrix_then(float a[12], const float b[12]);
 ts_status ts_validate_matrix(const ts_user_op *op, const char *text, ts_err *err);
 ts_status ts_validate_conv(const ts_user_op *op, const char *text, ts_err *err);
 ts_status ts_validate_resize(const ts_user_op *op, const char *text, ts_err *err);
+ts_status ts_validate_crop(const ts_user_op *op, const char *text, ts_err *err);
 
 /* One lower function per user op. */
 ts_status ts_lower_matrix(const ts_user_op *op, ts_lowering *lw, ts_err *err);
@@ -90,5 +96,7 @@ ts_status ts_lower_resize(const ts_user_op *op, ts_lowering *lw, ts_err *err);
 ts_status ts_lower_scale(const ts_user_op *op, ts_lowering *lw, ts_err *err);
 ts_status ts_lower_rotate(const ts_user_op *op, ts_lowering *lw, ts_err *err);
 ts_status ts_lower_affine(const ts_user_op *op, ts_lowering *lw, ts_err *err);
+ts_status ts_lower_crop(const ts_user_op *op, ts_lowering *lw, ts_err *err);
+ts_status ts_lower_pad(const ts_user_op *op, ts_lowering *lw, ts_err *err);
 
 #endif

@@ -330,13 +330,114 @@ static ts_status emit_scale(const ts_user_op *op, int interp_param, int border_p
     return emit_sample(op, interp_param, &k, (double)ow / w, 0, 0, 0, (double)oh / h, 0, ow, oh, lw, err);
 }
 
+/* A size parameter: pixels, a percentage of side, or -1 when not given. */
+static int side_of(const ts_user_op *op, int param, int side)
+{
+    double v = ts_op_num(op, param);
+    if (op->v[param].percent) return (int)fmax(1, lround(side * v));
+    return v > 0 ? (int)v : -1;
+}
+
+/* Where a box of inner size sits in one of outer size along an axis: 0 at
+ * the start, 1 in the middle, 2 at the end. */
+static int gravity_axis(int gravity, int horizontal)
+{
+    static const signed char gx[9] = { 1, 1, 1, 2, 0, 0, 2, 0, 2 }, gy[9] = { 1, 0, 2, 1, 1, 0, 0, 2, 2 };
+    return gravity >= 0 && gravity < 9 ? (horizontal ? gx : gy)[gravity] : 1;
+}
+
+/* The offset of an inner extent in an outer one at gravity. Centred, an
+ * odd margin rounds as ImageMagick's -gravity center -extent rounds it:
+ * a window cut from an image starts half a pixel earlier (floor), an image
+ * placed on a canvas half a pixel later (the extra margin row above). */
+static int place(int outer, int inner, int gravity, int horizontal, int on_canvas)
+{
+    int where = gravity_axis(gravity, horizontal);
+    return where == 0 ? 0 : where == 2 ? outer - inner : (outer - inner + on_canvas) / 2;
+}
+
+/* An exact copy of the ow x oh window at (x0, y0) of the stage, with the
+ * value fill (full-scale units) outside it: nearest sampling at pixel
+ * centres shifted by whole pixels reads one source pixel, unchanged. */
+static ts_status emit_window(const ts_user_op *op, int x0, int y0, int ow, int oh, double fill, ts_lowering *lw,
+                             ts_err *err)
+{
+    tsk_op k;
+    sample_init(&k, TS_BORDER_CONSTANT);
+    k.u.sample.border_value = (float)fill;
+    const char *n = op->def->name;
+    if ((uint64_t)ow * (uint64_t)oh > ((uint64_t)1 << 32))
+        return ts_err_set(err, TS_E_LIMIT, "%s: output %d x %d is too large", n, ow, oh);
+    if (!set_inverse(&k, 1, 0, -x0, 0, 1, -y0))
+        return ts_err_set(err, TS_E_ARG, "%s: the transform is singular (not invertible)", n);
+    k.u.sample.out_w = ow;
+    k.u.sample.out_h = oh;
+    k.u.sample.interp = TSK_NEAREST;
+    return ts_lower_emit(lw, &k, err);
+}
+
+/* resize: only w or h keeps the aspect; both fit the image inside the box
+ * (the binding side exact), cover it and crop the rest at gravity, fit it
+ * inside and pad to the box, or stretch to it. */
 ts_status ts_lower_resize(const ts_user_op *op, ts_lowering *lw, ts_err *err)
 {
     int w = ts_lowering_w(lw), h = ts_lowering_h(lw);
-    double rw = ts_op_num(op, P_RESIZE_W), rh = ts_op_num(op, P_RESIZE_H);
-    int ow = rw > 0 ? (int)rw : (int)lround((double)w * rh / h);
-    int oh = rh > 0 ? (int)rh : (int)lround((double)h * rw / w);
-    return emit_scale(op, P_RESIZE_INTERP, P_RESIZE_BORDER, ow, oh, lw, err);
+    int rw = side_of(op, P_RESIZE_W, w), rh = side_of(op, P_RESIZE_H, h), fit = ts_op_choice(op, P_RESIZE_FIT);
+    if (rw < 0 || rh < 0 || fit == FIT_STRETCH) {
+        int ow = rw > 0 ? rw : (int)lround((double)w * rh / h);
+        int oh = rh > 0 ? rh : (int)lround((double)h * rw / w);
+        return emit_scale(op, P_RESIZE_INTERP, P_RESIZE_BORDER, ow, oh, lw, err);
+    }
+    /* the side whose ratio binds is exact, the other follows the aspect */
+    int by_width = (double)rw / w <= (double)rh / h;
+    if (fit == FIT_COVER) by_width = !by_width;
+    int sw = by_width ? rw : (int)lround((double)w * rh / h);
+    int sh = by_width ? (int)lround((double)h * rw / w) : rh;
+    ts_status st = emit_scale(op, P_RESIZE_INTERP, P_RESIZE_BORDER, sw, sh, lw, err);
+    if (st != TS_OK || fit == FIT_INSIDE) return st;
+    sw = ts_lowering_w(lw), sh = ts_lowering_h(lw);
+    int gravity = ts_op_choice(op, P_RESIZE_GRAVITY);
+    if (fit == FIT_COVER)
+        return emit_window(op, place(sw, rw, gravity, 1, 0), place(sh, rh, gravity, 0, 0), rw, rh, 0, lw, err);
+    return emit_window(op, -place(rw, sw, gravity, 1, 1), -place(rh, sh, gravity, 0, 1), rw, rh,
+                       ts_op_num(op, P_RESIZE_FILL), lw, err);
+}
+
+ts_status ts_validate_crop(const ts_user_op *op, const char *text, ts_err *err)
+{
+    if (op->v[P_CROP_X].given != op->v[P_CROP_Y].given)
+        return ts_err_set(err, TS_E_ARG, "bad op chain: crop takes x= and y= together (or neither, for gravity)\n  %s",
+                          text);
+    return TS_OK;
+}
+
+/* crop: the window clipped to the image (a crop never adds margins). */
+ts_status ts_lower_crop(const ts_user_op *op, ts_lowering *lw, ts_err *err)
+{
+    int w = ts_lowering_w(lw), h = ts_lowering_h(lw);
+    int cw = side_of(op, P_CROP_W, w), ch = side_of(op, P_CROP_H, h);
+    cw = cw < 0 || cw > w ? w : cw;
+    ch = ch < 0 || ch > h ? h : ch;
+    int gravity = ts_op_choice(op, P_CROP_GRAVITY);
+    int x = op->v[P_CROP_X].given ? (int)ts_op_num(op, P_CROP_X) : place(w, cw, gravity, 1, 0);
+    int y = op->v[P_CROP_Y].given ? (int)ts_op_num(op, P_CROP_Y) : place(h, ch, gravity, 0, 0);
+    if (x >= w || y >= h)
+        return ts_err_set(err, TS_E_ARG, "crop: x=%d y=%d is outside the %d x %d image", x, y, w, h);
+    if (x + cw > w) cw = w - x;
+    if (y + ch > h) ch = h - y;
+    return emit_window(op, x, y, cw, ch, 0, lw, err);
+}
+
+/* pad: the canvas at least the image's size, the image at gravity. */
+ts_status ts_lower_pad(const ts_user_op *op, ts_lowering *lw, ts_err *err)
+{
+    int w = ts_lowering_w(lw), h = ts_lowering_h(lw);
+    int pw = side_of(op, P_PAD_W, w), ph = side_of(op, P_PAD_H, h);
+    pw = pw < w ? w : pw;
+    ph = ph < h ? h : ph;
+    int gravity = ts_op_choice(op, P_PAD_GRAVITY);
+    return emit_window(op, -place(pw, w, gravity, 1, 1), -place(ph, h, gravity, 0, 1), pw, ph, ts_op_num(op, P_PAD_FILL),
+                       lw, err);
 }
 
 ts_status ts_lower_scale(const ts_user_op *op, ts_lowering *lw, ts_err *err)

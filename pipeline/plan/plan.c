@@ -68,8 +68,11 @@ static int orient_compose(int a, int b)
 
 /* ------------------------------------------------------------ lowering */
 
+/* Ops that mix neighbouring pixels, so colour must be premultiplied by
+ * alpha first; nearest sampling reads one pixel and mixes none. */
 static int is_smoothing(const tsk_op *k)
 {
+    if (k->kind == TSK_SAMPLE && k->u.sample.interp == TSK_NEAREST) return 0;
     return (k->kind == TSK_CONV_SEP || k->kind == TSK_CONV_2D || k->kind == TSK_SAMPLE) &&
            !k->alpha_passthrough;
 }

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A new chain: orientation o, resize to fw x fh with the first op's
- * sampling and border, then chain's other ops. */
+/* A new chain: orientation o, a resize to the fw x fh the first op makes
+ * (with its sampling and border; a cover or pad keeps its fit, gravity and
+ * fill, the box in pixels; the rest stretch to exactly that size), then
+ * chain's other ops. */
 static ts_chain *shrunk_chain(const ts_chain *chain, int o, int fw, int fh, ts_err *err)
 {
     const ts_user_op *first = &chain->ops[0];
@@ -28,11 +30,19 @@ static ts_chain *shrunk_chain(const ts_chain *chain, int o, int fw, int fh, ts_e
     c->n = chain->n;
     /* both ops take INTERP_PARAM and BORDER_PARAM("replicate"): the same choices */
     ts_user_op *r = &c->ops[0];
+    int fit = is_resize ? ts_op_choice(first, P_RESIZE_FIT) : FIT_STRETCH;
+    int boxed = is_resize && first->v[P_RESIZE_W].num > 0 && first->v[P_RESIZE_H].num > 0;
+    if (is_resize) *r = *first;   /* no lists to copy: resize has none */
     r->def = &ts_ops[TS_OP_RESIZE];
     r->v[P_RESIZE_W] = (ts_param_value){ .num = fw, .given = 1 };
     r->v[P_RESIZE_H] = (ts_param_value){ .num = fh, .given = 1 };
     r->v[P_RESIZE_INTERP] = first->v[is_resize ? P_RESIZE_INTERP : P_SCALE_INTERP];
     r->v[P_RESIZE_BORDER] = first->v[is_resize ? P_RESIZE_BORDER : P_SCALE_BORDER];
+    if (!(boxed && (fit == FIT_COVER || fit == FIT_PAD))) {
+        r->v[P_RESIZE_FIT] = (ts_param_value){ .num = FIT_STRETCH, .given = 1 };
+        r->v[P_RESIZE_GRAVITY] = (ts_param_value){ .num = GRAVITY_CENTRE };
+        r->v[P_RESIZE_FILL] = (ts_param_value){ .num = 0 };
+    }
     int ok = 1;
     for (int i = 1; i < chain->n; i++) ok &= ts_user_op_copy(&c->ops[i], &chain->ops[i]);
     if (!ok || ts_chain_prepend_orientation(c, o, err) != TS_OK || (!c->text && !(c->text = ts_chain_text(c)))) {
