@@ -5,14 +5,30 @@
 # the sample chains, and the kept regressions; new corpus entries go to
 # BUILD_DIR/corpus-*. A crash leaves its input as BUILD_DIR/crash-* and
 # fails the run: fix it and keep the input in tests/data/fuzz-regressions/.
-# Extra libFuzzer flags can be given in FUZZ_FLAGS (e.g. -runs=N, -jobs=N).
+# Extra libFuzzer flags can be given in FUZZ_FLAGS (e.g. -runs=N, -jobs=N);
+# FUZZ_LIBS=sanitized fuzzes libpng and libjpeg-turbo instrumented too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 build=${2:-build-fuzz}
 
+# FUZZ_LIBS=sanitized: libpng and libjpeg-turbo from Debian's sources, built
+# instrumented (fuzz/sanitized_libs.sh), so that the decoders' own code is
+# covered and checked too; where the sources cannot be fetched, the
+# system's libraries are used and the run says so.
+libs=()
+if [ "${FUZZ_LIBS:-system}" = sanitized ]; then
+    if prefix=$(bash fuzz/sanitized_libs.sh "$build/libs"); then
+        libs=(-DPNG_LIBRARY="$prefix/lib/libpng16.a" -DPNG_PNG_INCLUDE_DIR="$prefix/include"
+              -DJPEG_LIBRARY="$prefix/lib/libjpeg.a" -DJPEG_LIBRARY_RELEASE="$prefix/lib/libjpeg.a"
+              -DJPEG_INCLUDE_DIR="$prefix/include")
+        echo "fuzz: libpng and libjpeg-turbo built with the sanitizers ($prefix)"
+    else
+        echo "fuzz: NOTE: the system's libpng and libjpeg-turbo (not instrumented): no Debian sources here"
+    fi
+fi
 CC=${CC:-clang} cmake -S . -B "$build" -DTS_FUZZ=ON -DTS_CUDA=OFF -DBUILD_TESTING=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "${libs[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target fuzz_png fuzz_jpeg fuzz_chain
 
 regress=tests/data/fuzz-regressions

@@ -69,7 +69,7 @@ apt_needs() {
     echo "libjpeg62-turbo-dev|libjpeg-turbo8-dev|libjpeg-dev"
     echo zlib1g-dev
     [ "$stb" = 1 ] && echo "libstb-dev?"     # '?': optional, skipped if the archive lacks it
-    [ "$fuzz" = 1 ] && echo clang
+    [ "$fuzz" = 1 ] && echo clang && echo dpkg-dev   # dpkg-source: fuzz/sanitized_libs.sh
     [ "$test_tools" = 1 ] && echo "imagemagick?"
     return 0
 }
