@@ -26,6 +26,7 @@ typedef struct cli_opts {
     int dry_run, keep_orientation;
     uint64_t max_pixels;
     uint64_t max_work;          /* --max-work: JPEG decode work, samples over all scans (0 = default) */
+    const char *background;     /* --background: alpha onto this colour where the format has none */
     int accept_damaged;         /* --accept-damaged */
     uint64_t memory;            /* --memory BYTES (0 = default) */
     const char *gpus;           /* --gpus all|N|LIST */

@@ -292,6 +292,7 @@ static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
     bo->max_pixels = o->max_pixels;
     bo->accept_damaged = o->accept_damaged;
     bo->max_work = o->max_work;
+    bo->background = o->background;
     bo->name_template = o->name_template;
     bo->shard.count = 1;
     bo->memory = o->memory;
@@ -329,6 +330,10 @@ static int run_batch(cli_opts *o, ts_batch_opts *bo, progress *p, ts_trace *trac
     if (!write_reports(o, bo, &r, trace)) fatal = 1;
     if (p->lines_failed) fprintf(stderr, "tilestream: --report-lines %s: cannot write\n", o->report_lines), fatal = 1;
     if (st != TS_OK) fprintf(stderr, "tilestream: %s\n", err.msg);
+    if (r.flattened > 0 && !o->quiet)
+        fprintf(stderr, "tilestream: warning: %d image%s with transparency written to a format without it: "
+                "composited onto %s (--background)\n", r.flattened, r.flattened == 1 ? "" : "s",
+                o->background ? o->background : "white");
     int failed = r.n_failed;
     ts_batch_result_free(&r);
     if (st == TS_E_INTERRUPTED) return EXIT_INTERRUPTED;

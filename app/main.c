@@ -45,6 +45,7 @@ static const char *const USAGE_RUN =
     "  --replace-input      allow an output to replace its own input (old name: --overwrite)\n"
     "  --dry-run            print every planned output and every refusal; write nothing\n"
     "  --keep-orientation   do not apply the EXIF orientation\n"
+    "  --background COLOUR  alpha goes onto this where the format has none (JPEG, HDR; default white)\n"
     "  --max-pixels N       refuse larger images (default 1073741824)\n"
     "  --max-work N         refuse JPEGs whose scans decode more samples, e.g. 40G (default: 16\n"
     "                       passes over the image, at least 2000000000): bounds the time per file\n"

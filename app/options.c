@@ -17,7 +17,7 @@ enum { C_RUN = 1, C_COMPARE = 2, C_BENCH = 4, C_INFO = 8, C_OPS = 16, C_ALL = 31
 /* Ids of options without a short form start past every char. */
 enum {
     O_OPS = 256, O_DEVICE, O_PATH, O_STREAMS, O_TILE, O_SIZE, O_FORMAT, O_QUALITY, O_PNG_LEVEL, O_REPS,
-    O_MAX_PIXELS, O_MAX_WORK, O_REPLACE_INPUT, O_DRY_RUN, O_KEEP_ORIENTATION, O_ACCEPT_DAMAGED, O_REPORT,
+    O_MAX_PIXELS, O_MAX_WORK, O_BACKGROUND, O_REPLACE_INPUT, O_DRY_RUN, O_KEEP_ORIENTATION, O_ACCEPT_DAMAGED, O_REPORT,
     O_REPORT_LINES, O_TRACE, O_TIMELINE, O_JSON, O_DIFF_OUT, O_HTML, O_ONLY, O_NAME, O_FILES_FROM,
     O_SHARD, O_VERSION, O_MEMORY, O_GPUS, O_CODEC, O_NO_SHRINK_ON_LOAD,
 };
@@ -46,6 +46,7 @@ static const opt_def OPTIONS[] = {
     { "reps", required_argument, O_REPS, C_COMPARE | C_BENCH },
     { "max-pixels", required_argument, O_MAX_PIXELS, C_RUN | C_COMPARE },
     { "max-work", required_argument, O_MAX_WORK, C_RUN | C_COMPARE },
+    { "background", required_argument, O_BACKGROUND, C_RUN },
     { "skip-existing", no_argument, 'n', C_RUN },
     { "no-clobber", no_argument, 'n', C_RUN },
     { "yes", no_argument, 'y', C_RUN },
@@ -239,6 +240,13 @@ static int take_value(const char *command, int id, const char *v, cli_opts *o)
     }
     case O_MAX_WORK:
         return parse_bytes(v, &o->max_work) ? 0 : bad_usage(command, "--max-work wants a count of samples such as 40G, not '%s'", v);
+    case O_BACKGROUND: {
+        unsigned char rgb[3];
+        ts_err e = { 0 };
+        if (ts_colour_parse(v, rgb, &e) != TS_OK) return bad_usage(command, "--background: %s", e.msg);
+        o->background = v;
+        return 0;
+    }
     case O_REPORT: o->report = v; return 0;
     case O_REPORT_LINES: o->report_lines = v; return 0;
     case O_TRACE: o->trace = v; return 0;

@@ -146,6 +146,16 @@ typedef struct ts_save_opts {
  * rules live: every writer (CPU or GPU) goes through it. opts may be NULL. */
 ts_status ts_save_opts_resolve(const char *path, const ts_save_opts *opts, ts_save_opts *out, ts_err *err);
 
+/* (pipeline/codec/flatten.c) Alpha for formats without it: 1 when format
+ * f keeps the alpha of a c-channel image (PNG and TGA do; BMP with colour;
+ * JPEG and HDR never). */
+int ts_format_keeps_alpha(ts_format f, int c);
+/* "white", "black", "grey", "red", "green", "blue", "#rrggbb" or "rrggbb". */
+ts_status ts_colour_parse(const char *text, unsigned char rgb[3], ts_err *err);
+/* in (grey+alpha or RGBA) composited onto bg: out has the colour channels
+ * only, exactly rounded, and in's metadata. */
+ts_status ts_image_flatten(const ts_image *in, const unsigned char bg[3], ts_image *out, ts_err *err);
+
 /* Encode to a temporary file beside path, then rename it into place, so a
  * failure never leaves a half-written file. Formats that cannot hold the
  * image's depth or channels get a converted copy (16 -> 8 bits for JPEG,
@@ -390,6 +400,8 @@ typedef struct ts_batch_opts {
     uint64_t max_pixels;      /* 0 = TS_DEFAULT_MAX_PIXELS */
     int accept_damaged;       /* as ts_load_opts.accept_damaged */
     uint64_t max_work;        /* as ts_load_opts.max_work */
+    const char *background;   /* alpha onto this colour where the output format has none
+                                 (ts_colour_parse; NULL = white) */
     uint64_t memory;          /* bytes of images in flight, decoded to encoded
                                  (0 = ts_default_memory_budget()); an image larger than
                                  this runs alone */
@@ -431,6 +443,7 @@ typedef struct ts_batch_result {
     int engine_images[16];    /* images each engine processed */
     int decoded_pinned, decoded_pageable;   /* GPU runs: where decodes landed */
     int shrunk_on_load;       /* JPEGs decoded at reduced size */
+    int flattened;            /* images whose alpha went onto the background */
     int gpu_decoded, gpu_encoded;   /* JPEGs decoded / encoded by nvJPEG (--codec) */
     char codec_note[160];     /* which JPEG codec and why */
 } ts_batch_result;

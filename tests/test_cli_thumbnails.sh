@@ -60,5 +60,20 @@ for f in "$work"/thumbs/photos/*.jpg; do [ "$(size_of "$f")" = 160x160 ] || fail
     --device cpu -q || fail "crop,pad: run failed"
 [ "$(size_of "$work/cp/chelsea.png")" = 120x60 ] || fail "crop,pad: $(size_of "$work/cp/chelsea.png")"
 
+# a transparent PNG to JPEG: composited onto the background (white unless --background), warned once
+"$ts" run "$src/samples/photos/retina-rgba.png" -o "$work/alpha" --ops "pad=w=500:h=500" --format jpg --device cpu \
+    >/dev/null 2>"$work/alpha.txt" || fail "alpha to JPEG: run failed"
+grep -q "composited onto white" "$work/alpha.txt" || { fail "alpha to JPEG: no warning"; cat "$work/alpha.txt"; }
+"$ts" info "$work/alpha/retina-rgba.jpg" | grep -q "3 channels" || fail "alpha to JPEG: not 3 channels"
+"$ts" run "$src/samples/photos/retina-rgba.png" -o "$work/alpha2" --ops "pad=w=500:h=500" --format jpg --device cpu \
+    --background "#102030" -q || fail "alpha onto #102030: run failed"
+if [ "$magick" = 1 ]; then
+    corner=$(convert "$work/alpha/retina-rgba.jpg" -crop 1x1+0+0 -format '%[fx:int(255*r)] %[fx:int(255*g)] %[fx:int(255*b)]' info:)
+    [ "$corner" = "255 255 255" ] || fail "alpha to JPEG: the transparent margin is $corner, not white"
+    corner=$(convert "$work/alpha2/retina-rgba.jpg" -crop 1x1+0+0 -format '%[fx:int(255*r+0.5)] %[fx:int(255*g+0.5)] %[fx:int(255*b+0.5)]' info:)
+    awk -v c="$corner" 'BEGIN { split(c, v, " "); exit !(v[1] >= 14 && v[1] <= 18 && v[2] >= 30 && v[2] <= 34 && v[3] >= 46 && v[3] <= 50) }' \
+        || fail "alpha onto #102030: the margin is $corner"
+fi
+
 echo "cli thumbnails: $fails failures"
 [ "$fails" = 0 ]

@@ -752,9 +752,48 @@ static void test_exif_and_xmp(void)
     ts_image_free(&img);
 }
 
+/* Alpha onto a background, hand-computed: round((C A + B (max - A)) / max). */
+static void test_flatten(void)
+{
+    ts_err err = {0};
+    unsigned char bg[3];
+    CHECK(ts_colour_parse("#102030", bg, &err) == TS_OK && bg[0] == 0x10 && bg[1] == 0x20 && bg[2] == 0x30);
+    CHECK(ts_colour_parse("white", bg, &err) == TS_OK && bg[0] == 255 && bg[2] == 255);
+    CHECK(ts_colour_parse("ff00ff", bg, &err) == TS_OK && bg[1] == 0);
+    CHECK(ts_colour_parse("#12345", bg, &err) == TS_E_ARG);
+    CHECK(ts_colour_parse("nope", bg, &err) == TS_E_ARG);
+    CHECK(!ts_format_keeps_alpha(TS_FMT_JPEG, 4) && !ts_format_keeps_alpha(TS_FMT_HDR, 2) &&
+          !ts_format_keeps_alpha(TS_FMT_BMP, 2) && ts_format_keeps_alpha(TS_FMT_BMP, 4) &&
+          ts_format_keeps_alpha(TS_FMT_PNG, 2) && ts_format_keeps_alpha(TS_FMT_JPEG, 3));
+    ts_image in, out;
+    CHECK(ts_image_alloc(&in, 3, 1, 4, TS_U8, 0, NULL, &err) == TS_OK);
+    const unsigned char px[12] = { 200, 100, 0, 0,   200, 100, 0, 255,   200, 100, 0, 128 };
+    memcpy(in.data, px, sizeof px);
+    const unsigned char grey_bg[3] = { 100, 100, 100 };
+    CHECK(ts_image_flatten(&in, grey_bg, &out, &err) == TS_OK);
+    CHECK(out.c == 3 && out.w == 3);
+    CHECK(out.data[0] == 100 && out.data[1] == 100 && out.data[2] == 100);   /* transparent: the background */
+    CHECK(out.data[3] == 200 && out.data[4] == 100 && out.data[5] == 0);     /* opaque: the colour */
+    /* (200*128 + 100*127 + 127) / 255 = 150.2 -> 150; (100*128 + 100*127 + 127) / 255 -> 100; 12700/255 -> 50 */
+    CHECK_MSG(out.data[6] == 150 && out.data[7] == 100 && out.data[8] == 50, "%d %d %d", out.data[6], out.data[7],
+              out.data[8]);
+    ts_image_free(&out);
+    ts_image_free(&in);
+    /* 16-bit grey + alpha onto white: half alpha gives the midpoint */
+    CHECK(ts_image_alloc(&in, 1, 1, 2, TS_U16, 0, NULL, &err) == TS_OK);
+    ((uint16_t *)in.data)[0] = 0;
+    ((uint16_t *)in.data)[1] = 32768;
+    const unsigned char white[3] = { 255, 255, 255 };
+    CHECK(ts_image_flatten(&in, white, &out, &err) == TS_OK);
+    CHECK(out.c == 1 && ((uint16_t *)out.data)[0] == 32767);   /* (65535 * 32767 + 32767) / 65535 */
+    ts_image_free(&out);
+    ts_image_free(&in);
+}
+
 int main(void)
 {
     check_seed();
+    test_flatten();
     ct_tempdir(tmpdir, sizeof tmpdir, "ts_codecs");
     test_image_memory();
     test_formats();

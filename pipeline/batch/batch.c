@@ -202,6 +202,14 @@ static void encode(batch *b, int i, int lane, int w)
     double t0 = ts_now();
     int on_gpu = 0;
     ts_status st = ts_make_parent_dirs(res->output, &e);
+    if (st == TS_OK && !ts_format_keeps_alpha(j->out_format, j->out.c)) {
+        ts_image flat;
+        if ((st = ts_image_flatten(&j->out, b->background, &flat, &e)) == TS_OK) {
+            ts_image_free(&j->out);
+            j->out = flat;
+            __atomic_add_fetch(&b->flattened, 1, __ATOMIC_RELAXED);
+        }
+    }
     if (st == TS_OK)
         st = ts_codec_session_save(b->codecs, w, res->output, &j->out, &j->out_on_device, &so, ts_batch_engine_to_host, b,
                                    &on_gpu, &e);
@@ -455,6 +463,10 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     }
     if (st == TS_OK && !o->outdir) st = ts_err_set(err, TS_E_ARG, "no output folder (-o OUTDIR)");
     if (st == TS_OK) st = ts_outputs_check_before_work(o, err);
+    memset(b.background, 255, sizeof b.background);
+    ts_err why;
+    if (st == TS_OK && o->background && ts_colour_parse(o->background, b.background, &why) != TS_OK)
+        st = ts_err_set(err, TS_E_ARG, "--background: %s", why.msg);
     if (st == TS_OK) st = ts_inputs_collect(o->inputs, o->n_inputs, o->outdir, &l, err);
     int *numbers = NULL, *needs = NULL;
     ts_format *formats = NULL;
@@ -548,6 +560,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     r->decoded_pinned = b.set.pinned_decodes;
     r->decoded_pageable = b.set.pageable_decodes;
     ts_codec_session_counts(b.codecs, &r->gpu_decoded, &r->gpu_encoded);
+    r->flattened = b.flattened;
     for (int i = 0; i < r->n_images; i++) r->shrunk_on_load += b.jobs[i].scale > 1 && r->images[i].status == TS_OK && !r->images[i].skipped;
     if (st == TS_OK) st = final_status(o, &b, err);
     batch_cleanup(&b);

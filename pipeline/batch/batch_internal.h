@@ -72,6 +72,8 @@ typedef struct batch {
     int fatal;                /* a device error: stop everything */
     ts_err fatal_err;
     ts_codec_session *codecs; /* nvJPEG where it takes a file, else the CPU codecs */
+    unsigned char background[3]; /* alpha goes onto this where the output format has none */
+    int flattened;            /* images it did (atomic) */
 } batch;
 
 /* batch.c */
