@@ -60,6 +60,14 @@ for f in "$work"/thumbs/photos/*.jpg; do [ "$(size_of "$f")" = 160x160 ] || fail
     --device cpu -q || fail "crop,pad: run failed"
 [ "$(size_of "$work/cp/chelsea.png")" = 120x60 ] || fail "crop,pad: $(size_of "$work/cp/chelsea.png")"
 
+# the format follows --name's extension when --format is not given; both at odds: refused before any work
+"$ts" run "$src/samples/photos/astronaut.jpg" -o "$work/named" --name "{stem}.png" --device cpu -q || fail "--name {stem}.png"
+"$ts" info "$work/named/astronaut.png" | grep -q ": png " || fail "--name {stem}.png did not write PNG"
+"$ts" run "$src/samples/photos/astronaut.jpg" -o "$work/named2" --name "{stem}.png" --format jpg --device cpu -q 2>/dev/null
+rc=$?
+[ "$rc" = 2 ] || fail "--name .png with --format jpg: exit $rc, wanted 2"
+[ ! -e "$work/named2" ] || fail "--name .png with --format jpg: the output folder was made"
+
 # a transparent PNG to JPEG: composited onto the background (white unless --background), warned once
 "$ts" run "$src/samples/photos/retina-rgba.png" -o "$work/alpha" --ops "pad=w=500:h=500" --format jpg --device cpu \
     >/dev/null 2>"$work/alpha.txt" || fail "alpha to JPEG: run failed"

@@ -24,6 +24,14 @@ ts_status ts_outputs_check_before_work(const ts_batch_opts *o, ts_err *err)
     ts_err name_err;
     if (o->name_template && ts_outname_check(o->name_template, &name_err) != TS_OK)
         return ts_err_set(err, name_err.status, "%s", name_err.msg);
+    char probe[PATH_MAX];
+    if (o->name_template && o->format != TS_FMT_UNKNOWN &&
+        ts_outname_make(o->name_template, "d/s.png", o->format, 1, probe, sizeof probe, NULL) == TS_OK) {
+        ts_format named = ts_format_from_path(probe);
+        if (named != TS_FMT_UNKNOWN && named != o->format)
+            return ts_err_set(err, TS_E_ARG, "--name %s gives .%s names for --format %s (use {ext}, or leave --format out)",
+                              o->name_template, ts_format_name(named), ts_format_name(o->format));
+    }
     char dir[PATH_MAX];
     struct stat sb;
     if (snprintf(dir, sizeof dir, "%s", o->outdir) >= (int)sizeof dir)
@@ -61,8 +69,9 @@ static char *default_path(const char *outdir, const char *rel, ts_format f)
     return s;
 }
 
-char *ts_output_path(const ts_batch_opts *o, const char *rel, ts_format f, int number, ts_err *e)
+char *ts_output_path(const ts_batch_opts *o, const char *rel, ts_format *format, int number, ts_err *e)
 {
+    ts_format f = *format;
     if (!o->name_template) {
         char *s = default_path(o->outdir, rel, f);
         if (!s) ts_err_set(e, TS_E_NOMEM, "out of memory");
@@ -74,6 +83,10 @@ char *ts_output_path(const ts_batch_opts *o, const char *rel, ts_format f, int n
     if ((s = malloc(n)) == NULL) { ts_err_set(e, TS_E_NOMEM, "out of memory"); return NULL; }
     snprintf(s, n, "%s/%s", o->outdir, name);
     ts_format named = ts_format_from_path(s);
+    if (named != TS_FMT_UNKNOWN && named != f && o->format == TS_FMT_UNKNOWN && ts_format_can_write(named)) {
+        *format = named;   /* "{stem}.png" without --format: the name says PNG */
+        return s;
+    }
     if (named != TS_FMT_UNKNOWN && named != f) {
         ts_err_set(e, TS_E_ARG, "--name gives %s, a .%s name for %s data (use {ext} or --format %s)", s,
                    ts_format_name(named), ts_format_name(f), ts_format_name(named));
@@ -280,7 +293,7 @@ void ts_outputs_plan(const ts_batch_opts *o, ts_input_list *l, const int *number
         needs_work[i] = 1;
         ts_err e = { 0 };
         struct stat sb;
-        res->output = in->error ? NULL : ts_output_path(o, in->rel, formats[i], numbers[i], &e);
+        res->output = in->error ? NULL : ts_output_path(o, in->rel, &formats[i], numbers[i], &e);
         if (in->error) refuse(res, &needs_work[i], TS_E_IO, in->error);
         else if (!res->output) {
             ts_err named;

@@ -10,9 +10,11 @@
  * made) a writable folder. Nothing is created. */
 ts_status ts_outputs_check_before_work(const ts_batch_opts *o, ts_err *err);
 
-/* The output's path (malloc'd; NULL with e): OUTDIR/rel with f's
- * extension, or --name's template expanded for rel and number. */
-char *ts_output_path(const ts_batch_opts *o, const char *rel, ts_format f, int number, ts_err *e);
+/* The output's path (malloc'd; NULL with e): OUTDIR/rel with *format's
+ * extension, or --name's template expanded for rel and number; a template
+ * whose names end in a format's extension sets *format to it when
+ * --format is not given. */
+char *ts_output_path(const ts_batch_opts *o, const char *rel, ts_format *format, int number, ts_err *e);
 
 /* mkdir -p for the folder that holds path. */
 ts_status ts_make_parent_dirs(const char *path, ts_err *err);
