@@ -40,6 +40,7 @@ typedef struct cli_opts {
     const char *shard;          /* --shard K/N|auto|auto/N */
     const char *diff_out, *html;  /* compare: heat maps folder, page */
     int quiet, verbose;
+    int stats;                  /* --stats: the stage table after a run (also with -v) */
     int bench_w, bench_h, reps;
     const char *only;
     const char **inputs;        /* positional arguments */

@@ -60,7 +60,8 @@ static const char *const USAGE_RUN =
     "  --trace FILE.json    Chrome trace (Perfetto, chrome://tracing): one lane per stream and worker\n"
     "  --timeline FILE.svg  the same timeline as a picture\n"
     "  -q, --quiet          only errors\n"
-    "  -v, --verbose        a line per image, skipped ones too\n"
+    "  -v, --verbose        a line per image, skipped ones too, and the stage table\n"
+    "  --stats              the stage table after the run (default: a one-line summary)\n"
     "Exit codes: 0 all done; 1 some inputs failed or were refused (each named); 2 usage or fatal\n"
     "error, found before any image is read where it can be; 130 interrupted (Ctrl-C) or 143\n"
     "terminated (SIGTERM), after the images in flight are finished (SIGTERM: within 10 s).\n";

@@ -17,7 +17,7 @@ enum { C_RUN = 1, C_COMPARE = 2, C_BENCH = 4, C_INFO = 8, C_OPS = 16, C_ALL = 31
 /* Ids of options without a short form start past every char. */
 enum {
     O_OPS = 256, O_DEVICE, O_PATH, O_STREAMS, O_TILE, O_SIZE, O_FORMAT, O_QUALITY, O_PNG_LEVEL, O_REPS,
-    O_MAX_PIXELS, O_MAX_WORK, O_BACKGROUND, O_REPLACE_INPUT, O_DRY_RUN, O_KEEP_ORIENTATION, O_ACCEPT_DAMAGED, O_REPORT,
+    O_MAX_PIXELS, O_MAX_WORK, O_BACKGROUND, O_STATS, O_REPLACE_INPUT, O_DRY_RUN, O_KEEP_ORIENTATION, O_ACCEPT_DAMAGED, O_REPORT,
     O_REPORT_LINES, O_TRACE, O_TIMELINE, O_JSON, O_DIFF_OUT, O_HTML, O_ONLY, O_NAME, O_FILES_FROM,
     O_SHARD, O_VERSION, O_MEMORY, O_GPUS, O_CODEC, O_NO_SHRINK_ON_LOAD,
 };
@@ -73,6 +73,7 @@ static const opt_def OPTIONS[] = {
     { "no-shrink-on-load", no_argument, O_NO_SHRINK_ON_LOAD, C_RUN },
     { "quiet", no_argument, 'q', C_RUN },
     { "verbose", no_argument, 'v', C_RUN },
+    { "stats", no_argument, O_STATS, C_RUN },
 };
 enum { N_OPTIONS = sizeof OPTIONS / sizeof OPTIONS[0] };
 
@@ -280,6 +281,7 @@ static int take_flag(int id, cli_opts *o, int *help)
     case 'y': o->skip_existing = 0; break;   /* the last of -n and -y wins */
     case O_REPLACE_INPUT: o->replace_input = 1; break;
     case O_DRY_RUN: o->dry_run = 1; break;
+    case O_STATS: o->stats = 1; break;
     case O_KEEP_ORIENTATION: o->keep_orientation = 1; break;
     case O_ACCEPT_DAMAGED: o->accept_damaged = 1; break;
     case O_NO_SHRINK_ON_LOAD: o->no_shrink_on_load = 1; break;

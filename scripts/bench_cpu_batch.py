@@ -150,7 +150,7 @@ def make_photos(ts, folder, count):
     for i in range(count):
         w, h = sizes[i % len(sizes)]
         tmp = os.path.join(folder, f"tmp{i}")
-        subprocess.run([ts, "run", srcs[i % len(srcs)], "-o", tmp, "--ops", f"resize=w={w}:h={h}", "--format", "jpg",
+        subprocess.run([ts, "run", srcs[i % len(srcs)], "-o", tmp, "--ops", f"resize=w={w}:h={h}:fit=stretch", "--format", "jpg",
                         "--quality", "92", "-q", "--overwrite"], check=True)
         made = glob.glob(os.path.join(tmp, "**", "*.jpg"), recursive=True)[0]
         shutil.move(made, os.path.join(folder, f"photo{i:03d}.jpg"))

@@ -87,7 +87,7 @@ t3=$(date +%s)
 # and the global vs texture comparison on a photo.
 if [ "${TS_BENCH:-1}" != 0 ] && [ "$#" -eq 0 ]; then
     rm -rf "$BUILD/run-out"
-    "$BUILD/tilestream" run samples -o "$BUILD/run-out" --device gpu --ops "matrix=sepia,gauss=sigma=1.5,rot90" \
+    "$BUILD/tilestream" run samples -o "$BUILD/run-out" --device gpu --ops "matrix=sepia,gauss=sigma=1.5,rot90" --stats \
         --report "$OUT/run-report.json" --trace "$OUT/run-trace.json" --timeline "$OUT/run-timeline.svg" \
         >"$OUT/run.txt" 2>&1
     "$BUILD/tilestream" compare samples/photos/astronaut.jpg samples/patterns/zoneplate-512.png \

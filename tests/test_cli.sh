@@ -38,7 +38,7 @@ contains "$work/err.txt" "text.png"
 
 # --- the samples through a chain on the CPU: every image out, a report
 expect_rc 0 "run samples" "$ts" run "$src/samples" -o "$work/o1" --device cpu --ops "matrix=sepia,gauss=sigma=1,rot90" \
-    --report "$work/r1.json" --trace "$work/t1.json" --timeline "$work/t1.svg"
+    --report "$work/r1.json" --trace "$work/t1.json" --timeline "$work/t1.svg" --stats
 n_in=$(find "$src/samples" -name '*.png' -o -name '*.jpg' | wc -l)
 n_out=$(find "$work/o1" -type f | wc -l)
 [ "$n_in" = "$n_out" ] || { echo "FAIL: $n_in inputs but $n_out outputs"; fails=$((fails + 1)); }

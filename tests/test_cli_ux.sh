@@ -158,8 +158,13 @@ expect_rc 0 "text chunks carried" "$ts" run "$src/tests/data/pngsuite/ctzn0g04.p
 check "tEXt Title carried by run" grep -aq "tEXtTitle" "$work/txt/ctzn0g04.png"
 check "zTXt Disclaimer carried by run" grep -aq "Disclaimer" "$work/txt/ctzn0g04.png"
 
+# --- a run says little: one summary line on stdout without -v or --stats
+expect_rc 0 "quiet by default" "$ts" run "$pats" -o "$work/quiet" --device cpu
+[ "$(wc -l <"$work/out.txt")" -le 2 ] || { fail "a plain run printed $(wc -l <"$work/out.txt") lines on stdout"; cat "$work/out.txt"; }
+contains "$work/out.txt" "6 images: 6 done, 0 failed, 0 skipped"
+
 # --- the summary: no 0.00 GB/s posing as a figure; overlap efficiency explained
-expect_rc 0 "summary" "$ts" run "$pats" -o "$work/sum" --device cpu -j 1
+expect_rc 0 "summary" "$ts" run "$pats" -o "$work/sum" --device cpu -j 1 --stats
 lacks "$work/out.txt" ' 0\.00$'
 contains "$work/out.txt" "overlap efficiency [0-9.]*: the stages' busy time added up"
 

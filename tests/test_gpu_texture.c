@@ -54,7 +54,7 @@ static const tex_case cases[] = {
     {"scale=f=1.3:border=constant,rotate=deg=-33:crop=1:fill=0.5", 1, 2, 0},
     {"affine=a=0.5:b=0.3:c=-20:d=-0.3:e=0.5:f=40:w=700:h=500", 1, 1, 0},
     {"scale=0.5:interp=nearest,rotate=deg=90:interp=nearest", 1, 0, 0},
-    {"resize=w=301:h=199,sharpen=amount=0.8,rotate=deg=7", 2.6, 2, 3},
+    {"resize=w=301:h=199:fit=stretch,sharpen=amount=0.8,rotate=deg=7", 2.6, 2, 3},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
