@@ -47,6 +47,7 @@ typedef struct cli_opts {
     int n_inputs;
     int inputs_cap;
     char *files_buf;            /* --files-from's text; inputs point into it */
+    char *ops_buf;              /* --ops @FILE: the chain read from FILE; ops points to it */
     int argc;                   /* the whole command line, for the report */
     char **argv;
 } cli_opts;

@@ -10,10 +10,10 @@ static const char *const USAGE_ALL =
     "tilestream " TS_VERSION_STRING " - stream images through chains of operations on the GPU or CPU\n"
     "\n"
     "usage:\n"
-    "  tilestream run   [opts] INPUT... -o OUTDIR   process files and folders (folders recursively)\n"
-    "  tilestream compare [opts] INPUT...           global vs texture path: time and pixel difference\n"
-    "  tilestream bench [kernels|overlap|all]       kernel versions vs copy bandwidth (and NPP); streams 1..N\n"
-    "  tilestream info  FILE...                     size, channels, bit depth, format, orientation\n"
+    "  tilestream run   [opts] INPUT... -o OUTDIR   process files and folders (folders are walked recursively)\n"
+    "  tilestream compare [opts] INPUT...           global vs texture path: time and pixel difference per op\n"
+    "  tilestream bench [kernels|overlap|all|cpu]   kernel versions vs copy bandwidth (and NPP); streams 1..N; CPU ops\n"
+    "  tilestream info  INPUT...                    size, channels, bit depth, format, orientation, ICC (folders walked)\n"
     "  tilestream ops                               list ops and their parameters\n"
     "\n"
     "`tilestream COMMAND --help` shows a command's options. Exit codes: 0 all done,\n"
@@ -24,7 +24,8 @@ static const char *const USAGE_RUN =
     "usage: tilestream run [opts] INPUT... -o OUTDIR\n"
     "Process PNG and JPEG files and folders (walked recursively; the output mirrors the tree).\n"
     "Values go as `--opt value` or `--opt=value`; short flags bundle (-qv); `--` ends the options.\n"
-    "  --ops CHAIN          op chain, e.g. \"matrix=sepia,gauss=sigma=1.5,rot90\" (see `tilestream ops`)\n"
+    "  --ops CHAIN          op chain, e.g. \"matrix=sepia,gauss=sigma=1.5,rot90\" (see `tilestream ops`),\n"
+    "                       or @FILE: a chain file (samples/chains/; '#' lines are comments)\n"
     "  -o, --out DIR        output folder (created if missing; never walked as an input)\n"
     "  --name TEMPLATE      output path below DIR from {dir} {stem} {ext} {n} {n:W}\n"
     "                       (default {dir}/{stem}.{ext}: the input tree)\n"
@@ -91,8 +92,9 @@ static const char *const USAGE_BENCH =
     "  --only NAME          only lines whose op contains NAME\n"
     "  --json FILE          the same figures as JSON\n";
 
-static const char *const USAGE_INFO = "usage: tilestream info FILE...\n"
-                                      "Print size, channels, bit depth, format, orientation and ICC of each file.\n";
+static const char *const USAGE_INFO = "usage: tilestream info INPUT...\n"
+                                      "Print size, channels, bit depth, format, orientation and ICC of each file\n"
+                                      "(folders are walked as `run` walks them).\n";
 static const char *const USAGE_OPS = "usage: tilestream ops\nList every op with its parameters and defaults.\n";
 
 void cli_usage(const char *command)
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
         else if (rc == 0 && help == 0) rc = run_command[i](&o);
         free(o.inputs);
         free(o.files_buf);
+        free(o.ops_buf);
         return rc;
     }
     return unknown_command(cmd);

@@ -183,6 +183,42 @@ static int parse_bytes(const char *s, uint64_t *out)
     return 1;
 }
 
+/* --ops @FILE: the chain in a file such as samples/chains/sepia-soften.chain: lines
+ * starting with '#' are comments, the other lines are joined with ','. */
+static int read_chain_file(const char *command, cli_opts *o)
+{
+    const char *path = o->ops + 1;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "tilestream %s: --ops @%s: %s\n", command, path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    enum { MAX_CHAIN = 1 << 16 };
+    char *buf = calloc(1, MAX_CHAIN + 1), line[4096];
+    size_t len = 0;
+    int too_long = 0;
+    while (buf && fgets(line, sizeof line, f)) {
+        size_t n = strcspn(line, "\r\n"), start = strspn(line, " \t");
+        line[n] = '\0';
+        if (start >= n || line[start] == '#') continue;
+        if (len + (n - start) + 2 > MAX_CHAIN) { too_long = 1; break; }
+        if (len) buf[len++] = ',';
+        memcpy(buf + len, line + start, n - start);
+        len += n - start;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (!buf || failed || too_long || len == 0) {
+        fprintf(stderr, "tilestream %s: --ops @%s: %s\n", command, path,
+                !buf ? "out of memory" : failed ? "read error" : too_long ? "the chain is over 64 KB" : "no op in the file");
+        free(buf);
+        return EXIT_USAGE;
+    }
+    o->ops_buf = buf;
+    o->ops = buf;
+    return 0;
+}
+
 /* Options with a value: check it and store it. 0 or EXIT_USAGE. */
 static int take_value(const char *command, int id, const char *v, cli_opts *o)
 {
@@ -357,6 +393,7 @@ int cli_parse(int argc, char **argv, int first, const char *command, cli_opts *o
     }
     for (int i = optind; i < n; i++)
         if (!add_positional(o, args[i])) return EXIT_USAGE;
+    if (o->ops && o->ops[0] == '@' && read_chain_file(command, o) != 0) return EXIT_USAGE;
     if (o->files_from) return cli_read_files_from(o, o->files_from, o->null_separated);
     if (o->null_separated) return bad_usage(command, "%s only goes with --files-from", "-0");
     return 0;

@@ -209,6 +209,20 @@ cmp -s <(grep -o '"input": "[^"]*"' "$work/env.json") <(grep -o '"input": "[^"]*
 expect_rc 2 "bad --shard" "$ts" run "$pats" -o "$work/x" --shard 3/3
 contains "$work/err.txt" "0 to 2"
 
+# --- info walks folders as run does; --ops @FILE reads a chain file ('#' lines are comments)
+expect_rc 0 "info DIR" "$ts" info "$pats"
+[ "$(wc -l <"$work/out.txt")" = 6 ] || fail "info DIR listed $(wc -l <"$work/out.txt") files, wanted 6"
+expect_rc 0 "--ops @FILE" "$ts" run "$pats/checker-512.png" -o "$work/opsfile" --ops "@$src/samples/chains/thumbnails.chain" \
+    --device cpu -q
+"$ts" info "$work/opsfile/checker-512.png" | grep -q "128x128" || fail "--ops @FILE: the chain was not applied"
+expect_rc 2 "--ops @missing" "$ts" run "$pats" -o "$work/opsmissing" --ops "@$work/no-such.chain"
+contains "$work/err.txt" "no-such.chain"
+
+# --- the README's list of commands is what tilestream --help prints
+"$ts" --help | sed -n 's/^  \(tilestream [a-z]\)/\1/p' >"$work/commands.txt"
+awk '/^## Command line/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-commands.txt"
+cmp -s "$work/commands.txt" "$work/readme-commands.txt" || { fail "README's commands differ from tilestream --help"; diff "$work/commands.txt" "$work/readme-commands.txt"; }
+
 # --- the README's command-line section is what run --help prints
 "$ts" run --help >"$work/help.txt"
 awk '/^`tilestream run --help` prints:/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-help.txt"
