@@ -224,8 +224,8 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
     if (r->shrunk_on_load) printf("shrink on load: %d JPEGs decoded at reduced size\n", r->shrunk_on_load);
     if (r->codec_note[0])
         printf("jpeg codec: %s; nvJPEG decoded %d, encoded %d\n", r->codec_note, r->gpu_decoded, r->gpu_encoded);
-    printf("%d image%s (%d ok, %d failed, %d skipped) in %.2f s: %.1f images/s, %.1f MP/s\n", r->n_images,
-           r->n_images == 1 ? "" : "s", r->n_ok, r->n_failed, r->n_skipped, r->wall_s,
+    printf("%d image%s (%d ok, %d failed, %d skipped, %d not started) in %.2f s: %.1f images/s, %.1f MP/s\n",
+           r->n_images, r->n_images == 1 ? "" : "s", r->n_ok, r->n_failed, r->n_skipped, r->n_not_started, r->wall_s,
            r->wall_s > 0 ? r->n_ok / r->wall_s : 0, r->wall_s > 0 ? (double)r->pixels_in / 1e6 / r->wall_s : 0);
     printf("time: set-up %.2f s (inputs, device, engines), work %.2f s, finishing %.2f s (releasing codecs, "
            "engines, memory)\n", r->setup_s, r->work_s, r->finish_s);
@@ -328,8 +328,10 @@ static int run_batch(cli_opts *o, ts_batch_opts *bo, progress *p, ts_trace *trac
         print_table(&r, trace);
     } else if (r.n_images > 0 && !o->quiet && !o->dry_run) {
         /* one line; the stage table with -v or --stats, everything in --report */
-        printf("%d image%s: %d done, %d failed, %d skipped, in %.2f s on %s\n", r.n_images, r.n_images == 1 ? "" : "s",
-               r.n_ok, r.n_failed, r.n_skipped, r.wall_s, r.device);
+        printf("%d image%s: %d done, %d failed, %d skipped", r.n_images, r.n_images == 1 ? "" : "s", r.n_ok,
+               r.n_failed, r.n_skipped);
+        if (r.n_not_started) printf(", %d not started", r.n_not_started);
+        printf(", in %.2f s on %s\n", r.wall_s, r.device);
     }
     if (!write_reports(o, bo, &r, trace)) fatal = 1;
     if (p->lines_failed) fprintf(stderr, "tilestream: --report-lines %s: cannot write\n", o->report_lines), fatal = 1;

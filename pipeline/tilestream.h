@@ -426,6 +426,7 @@ typedef struct ts_batch_opts {
 
 typedef struct ts_batch_result {
     int n_images, n_ok, n_failed, n_skipped;
+    int n_not_started;        /* left when a stop (Ctrl-C, SIGTERM) came: not failed, not done */
     double wall_s;            /* the whole call: setup_s + work_s + finish_s */
     double setup_s;           /* listing, probing the device, starting the engines, up to the first file */
     double work_s;            /* the workers, from the first file to the last */

@@ -124,6 +124,7 @@ wait "$pid"; rc=$?
 [ "$rc" = 130 ] || { fail "Ctrl-C: exit $rc, wanted 130"; tail -3 "$work/err.txt"; }
 contains "$work/err.txt" "interrupted after"
 [ "$(grep -c 'not processed' "$work/err.txt")" = 0 ] || fail "Ctrl-C listed every image never started"
+grep -q "0 failed, 0 skipped, [0-9]* not started" "$work/out.txt" || { fail "Ctrl-C: images not started counted as failed"; cat "$work/out.txt"; }
 n_done=$(count_files "$work/stop")
 [ "$n_done" -ge 1 ] && [ "$n_done" -lt 300 ] || fail "interrupted run wrote $n_done of 300"
 [ -z "$(find "$work/stop" -name '*.tmp*' -o -name '.*' -type f)" ] || fail "temporary files left after Ctrl-C"

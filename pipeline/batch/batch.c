@@ -59,7 +59,8 @@ void ts_batch_finish(batch *b, int i)
         b->r->n_ok++;
         b->r->pixels_in += (uint64_t)res->w * (uint64_t)res->h;
         b->r->pixels_out += (uint64_t)res->out_w * (uint64_t)res->out_h;
-    } else b->r->n_failed++;
+    } else if (res->status == TS_E_INTERRUPTED) b->r->n_not_started++;   /* a stop came first */
+    else b->r->n_failed++;
     if (b->o->on_image) b->o->on_image(b->o->ctx, res, b->done, b->r->n_images);
     pthread_cond_broadcast(&b->changed);
 }

@@ -137,8 +137,8 @@ static void write_summary(FILE *f, const ts_batch_result *r, const ts_trace *t)
     ts_json_string(f, r->device);
     fputs(", \"device_note\": ", f);
     ts_json_string(f, r->device_note);
-    fprintf(f, ",\n  \"images\": %d, \"ok\": %d, \"failed\": %d, \"skipped\": %d,\n", r->n_images, r->n_ok,
-            r->n_failed, r->n_skipped);
+    fprintf(f, ",\n  \"images\": %d, \"ok\": %d, \"failed\": %d, \"skipped\": %d, \"not_started\": %d,\n", r->n_images,
+            r->n_ok, r->n_failed, r->n_skipped, r->n_not_started);
     fprintf(f, "  \"wall_s\": %.6f, \"images_per_s\": %.3f, \"megapixels_per_s\": %.3f,\n", r->wall_s,
             rate(r->n_ok, r->wall_s), rate((double)r->pixels_in / 1e6, r->wall_s));
     fprintf(f, "  \"setup_s\": %.6f, \"work_s\": %.6f, \"finish_s\": %.6f,\n", r->setup_s, r->work_s, r->finish_s);
