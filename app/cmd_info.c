@@ -51,7 +51,10 @@ int cmd_info(cli_opts *o)
 
 int cmd_ops(cli_opts *o)
 {
-    (void)o;
+    if (o->n_inputs > 0) {
+        fprintf(stderr, "tilestream ops: takes no arguments ('%s'); it lists every op\n", o->inputs[0]);
+        return EXIT_USAGE;
+    }
     ts_ops_list(cli_print_line, NULL);
     return EXIT_ALL_OK;
 }

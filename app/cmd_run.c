@@ -269,6 +269,26 @@ static int check_outputs(const cli_opts *o)
            (!o->timeline || check_writable_file("--timeline", o->timeline));
 }
 
+/* Options that cannot change this run: a warning that names why, rather
+ * than silence (the run still goes ahead). */
+static void warn_unused_options(const cli_opts *o)
+{
+    int jpeg = o->format == TS_FMT_UNKNOWN || o->format == TS_FMT_JPEG;
+    int png = o->format == TS_FMT_UNKNOWN || o->format == TS_FMT_PNG;
+#ifdef TS_HAVE_CUDA
+    const char *no_gpu = o->device == TS_DEVICE_CPU ? "--device cpu" : NULL;
+#else
+    const char *no_gpu = "this build has no CUDA";
+#endif
+    if (o->quality && !jpeg)
+        fprintf(stderr, "tilestream: warning: --quality has no effect: --format %s writes no JPEG\n", ts_format_name(o->format));
+    if (o->png_level >= 0 && !png)
+        fprintf(stderr, "tilestream: warning: --png-level has no effect: --format %s writes no PNG\n", ts_format_name(o->format));
+    if (no_gpu && (o->streams || o->path == TS_PATH_TEXTURE || o->gpus))
+        fprintf(stderr, "tilestream: warning: %s has no effect on the CPU (%s)\n",
+                o->streams ? "--streams" : o->path == TS_PATH_TEXTURE ? "--path" : "--gpus", no_gpu);
+}
+
 static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
 {
     memset(bo, 0, sizeof *bo);
@@ -365,6 +385,7 @@ int cmd_run(cli_opts *o)
         return EXIT_USAGE;
     }
     if (!check_outputs(o)) return EXIT_USAGE;
+    if (!o->quiet) warn_unused_options(o);
     progress p = { .o = o, .tty = isatty(2), .t0 = ts_now() };
     if (o->report_lines && !o->dry_run && !(p.lines = fopen(o->report_lines, "w"))) {
         fprintf(stderr, "tilestream run: --report-lines %s: %s\n", o->report_lines, strerror(errno));

@@ -219,6 +219,16 @@ expect_rc 0 "--ops @FILE" "$ts" run "$pats/checker-512.png" -o "$work/opsfile" -
 expect_rc 2 "--ops @missing" "$ts" run "$pats" -o "$work/opsmissing" --ops "@$work/no-such.chain"
 contains "$work/err.txt" "no-such.chain"
 
+# --- options that change nothing are named; ops takes no arguments; spaces around = , : are fine
+expect_rc 0 "--quality with --format png" "$ts" run "$pats/checker-512.png" -o "$work/noeffect" --quality 50 --format png \
+    --device cpu
+contains "$work/err.txt" "--quality has no effect"
+expect_rc 0 "--streams on the CPU" "$ts" run "$pats/checker-512.png" -o "$work/noeffect2" --streams 4 --device cpu
+contains "$work/err.txt" "--streams has no effect on the CPU"
+expect_rc 2 "ops with an argument" "$ts" ops extra
+expect_rc 0 "spaces in a chain" "$ts" run "$pats/checker-512.png" -o "$work/spaces" --ops "gauss = 2 , scale = 0.5" --device cpu -q
+"$ts" info "$work/spaces/checker-512.png" | grep -q "256x256" || fail "spaces in a chain: not applied"
+
 # --- the README's list of commands is what tilestream --help prints
 "$ts" --help | sed -n 's/^  \(tilestream [a-z]\)/\1/p' >"$work/commands.txt"
 awk '/^## Command line/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-commands.txt"

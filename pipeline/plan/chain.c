@@ -327,10 +327,40 @@ static char *describe(const ts_chain *c)
 }
 
 static ts_status ts_chain_validate(ts_chain *chain, const char *text, ts_err *err);
+static ts_status chain_parse(const char *text, ts_chain **out, ts_err *err);
+
+/* text without the spaces beside ',', '=' and ':' ("gauss = 2" reads as
+ * "gauss=2"); spaces inside a value (the taps of conv) stay. malloc'd. */
+static char *without_loose_spaces(const char *text)
+{
+    size_t n = strlen(text);
+    char *t = malloc(n + 1), *w = t;
+    if (!t) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] == ' ') {
+            size_t j = i;
+            while (j < n && text[j] == ' ') j++;
+            int before = j < n && strchr(",=:", text[j]), after = w > t && strchr(",=:", w[-1]);
+            if (before || after) { i = j - 1; continue; }
+        }
+        *w++ = text[i];
+    }
+    *w = '\0';
+    return t;
+}
 
 ts_status ts_chain_parse(const char *text, ts_chain **out, ts_err *err)
 {
-    parser p = { text ? text : "", err };
+    char *tidy = without_loose_spaces(text ? text : "");
+    if (!tidy) return ts_err_set(err, TS_E_NOMEM, "out of memory parsing the op chain");
+    ts_status st = chain_parse(tidy, out, err);
+    free(tidy);
+    return st;
+}
+
+static ts_status chain_parse(const char *text, ts_chain **out, ts_err *err)
+{
+    parser p = { text, err };
     ts_chain *c = calloc(1, sizeof *c);
     if (!c) return ts_err_set(err, TS_E_NOMEM, "out of memory parsing the op chain");
     *out = NULL;
