@@ -185,11 +185,9 @@ enum { THUMB_W = 320 };
 
 ts_status cmp_thumbnail(const ts_image *img, int max_w, ts_image *out, ts_err *err)
 {
-    char text[64];
     ts_chain *chain = NULL;
     if (img->w <= max_w) return ts_image_clone(out, img, err);
-    snprintf(text, sizeof text, "resize=w=%d:interp=area", max_w);
-    ts_status st = ts_chain_parse(text, &chain, err);
+    ts_status st = ts_chain_fit_width(max_w, &chain, err);
     if (st == TS_OK) st = ts_cpu_run(chain, img, 0, 0, out, err);
     ts_chain_free(chain);
     return st;

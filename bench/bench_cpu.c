@@ -213,12 +213,7 @@ static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
     }
 }
 
-static void gauss_taps(float *k, int n, double sigma)
-{
-    double sum = 0;
-    for (int i = 0; i < n; i++) sum += exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma));
-    for (int i = 0; i < n; i++) k[i] = (float)(exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma)) / sum);
-}
+static void gauss_taps(float *k, int n, double sigma) { tsk_gauss_taps(sigma, n / 2, k); }
 
 static void bench_lines(cpu_bench *b)
 {

@@ -189,12 +189,7 @@ static void bench_family(ts_bench *b, const char *name, const tsk_op *op, int ou
 }
 
 /* Normalised Gaussian taps, radius (n-1)/2. */
-static void gauss_taps(float *k, int n, double sigma)
-{
-    double sum = 0;
-    for (int i = 0; i < n; i++) sum += exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma));
-    for (int i = 0; i < n; i++) k[i] = (float)(exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma)) / sum);
-}
+static void gauss_taps(float *k, int n, double sigma) { tsk_gauss_taps(sigma, n / 2, k); }
 
 static void bench_separable(ts_bench *b, const char *name, int taps, double sigma)
 {

@@ -10,6 +10,7 @@
  * speed, not pixels. */
 #include "bench_npp.h"
 #include "tilestream.h"
+#include "tsk.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -149,11 +150,9 @@ static int npp_context(NppStreamContext *c, const ts_bench_io *io, char *msg, si
 static Npp32f *npp_gauss_taps(int n, double sigma, int two_d)
 {
     float k1[15], k[15 * 15];
-    double sum = 0;
     Npp32f *d = NULL;
     int count = two_d ? n * n : n;
-    for (int i = 0; i < n; i++) sum += exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma));
-    for (int i = 0; i < n; i++) k1[i] = (float)(exp(-0.5 * ((i - n / 2) / sigma) * ((i - n / 2) / sigma)) / sum);
+    tsk_gauss_taps(sigma, n / 2, k1);
     for (int j = 0; j < (two_d ? n : 1); j++)
         for (int i = 0; i < n; i++) k[j * n + i] = two_d ? k1[j] * k1[i] : k1[i];
     if (cudaMalloc((void **)&d, sizeof(Npp32f) * (size_t)count) != cudaSuccess) return NULL;

@@ -64,6 +64,11 @@ typedef enum tsk_kind {
 } tsk_kind;
 
 #define TSK_MAX_SEP_TAPS 63      /* separable: up to radius 31 */
+/* Normalised Gaussian taps exp(-x^2 / 2 sigma^2) / sum for x in
+ * -radius..radius (radius <= 0: ceil(3 sigma); at most TSK_MAX_SEP_TAPS
+ * taps) into k, summed in double; returns how many (kernels/conv/ref_conv.c).
+ * The gauss op, the benches and the tests share it. */
+int tsk_gauss_taps(double sigma, int radius, float *k);
 #define TSK_MAX_2D 15            /* 2-D: up to 15 x 15 */
 
 typedef enum tsk_conv_mode {

@@ -104,3 +104,13 @@ ts_status tsk_ref_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_
         }
     return tsk_ref_reader_status(&rd, "2-D convolution", err);
 }
+
+int tsk_gauss_taps(double sigma, int radius, float *k)
+{
+    if (radius <= 0) radius = (int)ceil(3 * sigma);
+    if (radius > (TSK_MAX_SEP_TAPS - 1) / 2) radius = (TSK_MAX_SEP_TAPS - 1) / 2;
+    double sum = 0, w[TSK_MAX_SEP_TAPS];
+    for (int i = -radius; i <= radius; i++) sum += w[i + radius] = exp(-0.5 * i * i / (sigma * sigma));
+    for (int i = 0; i < 2 * radius + 1; i++) k[i] = (float)(w[i] / sum);
+    return 2 * radius + 1;
+}

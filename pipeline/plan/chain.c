@@ -419,6 +419,13 @@ int ts_user_op_copy(ts_user_op *to, const ts_user_op *from)
     return ok;
 }
 
+ts_status ts_chain_fit_width(int w, ts_chain **out, ts_err *err)
+{
+    char text[64];
+    snprintf(text, sizeof text, "resize=w=%d:interp=area", w);
+    return ts_chain_parse(text, out, err);
+}
+
 ts_status ts_chain_op(const ts_chain *chain, int k, ts_chain **out, ts_err *err)
 {
     *out = NULL;

@@ -142,16 +142,6 @@ ts_status ts_lower_orient(const ts_user_op *op, ts_lowering *lw, ts_err *err)
 
 static ts_border border_at(const ts_user_op *op, int param) { return (ts_border)ts_op_choice(op, param); }
 
-static int gauss_taps(double sigma, int radius, float *k)
-{
-    if (radius <= 0) radius = (int)ceil(3 * sigma);
-    if (radius > (TSK_MAX_SEP_TAPS - 1) / 2) radius = (TSK_MAX_SEP_TAPS - 1) / 2;
-    double sum = 0, w[TSK_MAX_SEP_TAPS];
-    for (int i = -radius; i <= radius; i++) sum += w[i + radius] = exp(-0.5 * i * i / (sigma * sigma));
-    for (int i = 0; i < 2 * radius + 1; i++) k[i] = (float)(w[i] / sum);
-    return 2 * radius + 1;
-}
-
 /* A separable op with the weights of a plain blur (center 0, conv 1). */
 static void sep_init(tsk_op *k, ts_border border)
 {
@@ -164,7 +154,7 @@ static void sep_init(tsk_op *k, ts_border border)
 
 static void sep_gauss(tsk_op *k, double sigma, int radius)
 {
-    int taps = gauss_taps(sigma, radius, k->u.sep.kx);
+    int taps = tsk_gauss_taps(sigma, radius, k->u.sep.kx);
     k->u.sep.nx = k->u.sep.ny = taps;
     memcpy(k->u.sep.ky, k->u.sep.kx, sizeof(float) * (size_t)taps);
 }
