@@ -30,6 +30,13 @@ static int bench_cpu(cli_opts *o)
 
 int cmd_bench(cli_opts *o)
 {
+    char name[160];
+    ts_err probe = { 0 };
+    /* without an argument: what this build and machine can run */
+    if (o->n_inputs == 0 && !ts_gpu_probe(name, sizeof name, &probe)) {
+        fprintf(stderr, "tilestream bench: no GPU here (%s): benchmarking the CPU ops (`bench cpu`)\n", probe.msg);
+        return bench_cpu(o);
+    }
     const char *what = o->n_inputs > 0 ? o->inputs[0] : "all";
     if (!strcmp(what, "cpu") && o->n_inputs == 1) return bench_cpu(o);
     int kernels = !strcmp(what, "kernels") || !strcmp(what, "all");
@@ -43,13 +50,13 @@ int cmd_bench(cli_opts *o)
     ts_err err = { 0 };
     int rc = EXIT_ALL_OK;
     if (kernels && ts_bench_kernels(&bo, o->json ? &kjson : NULL, &err) != TS_OK) {
-        fprintf(stderr, "tilestream bench kernels: %s\n", err.msg);
+        fprintf(stderr, "tilestream bench: %s\n", err.msg);
         rc = EXIT_USAGE;
     }
     if (overlap && rc == EXIT_ALL_OK) {
         if (kernels) putchar('\n');
         if (ts_bench_overlap(&bo, o->json ? &ojson : NULL, &err) != TS_OK) {
-            fprintf(stderr, "tilestream bench overlap: %s\n", err.msg);
+            fprintf(stderr, "tilestream bench: %s\n", err.msg);
             rc = EXIT_USAGE;
         }
     }

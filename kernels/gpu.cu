@@ -70,6 +70,13 @@ extern "C" int ts_gpu_count(ts_err *err)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+        /* the runtime's words ("driver version is insufficient") mislead where there is no driver at all */
+        ts_err_set(err, TS_E_DEVICE, "no NVIDIA driver or GPU found (CUDA: %s); --device cpu runs on the CPU",
+                   cudaGetErrorString(e));
+        cudaGetLastError();
+        return 0;
+    }
     if (e != cudaSuccess) {
         ts_err_set(err, TS_E_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
         cudaGetLastError(); /* clear the error so later calls start clean */

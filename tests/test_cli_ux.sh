@@ -229,6 +229,13 @@ expect_rc 2 "ops with an argument" "$ts" ops extra
 expect_rc 0 "spaces in a chain" "$ts" run "$pats/checker-512.png" -o "$work/spaces" --ops "gauss = 2 , scale = 0.5" --device cpu -q
 "$ts" info "$work/spaces/checker-512.png" | grep -q "256x256" || fail "spaces in a chain: not applied"
 
+# --- bench without an argument runs what this build and machine can (no GPU: the CPU ops)
+if [ -z "$(command -v nvidia-smi)" ]; then
+    expect_rc 0 "bench without a GPU" "$ts" bench --size 256x128 --reps 1
+    contains "$work/err.txt" "benchmarking the CPU ops"
+    contains "$work/out.txt" "memcpy"
+fi
+
 # --- the README's list of commands is what tilestream --help prints
 "$ts" --help | sed -n 's/^  \(tilestream [a-z]\)/\1/p' >"$work/commands.txt"
 awk '/^## Command line/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-commands.txt"
