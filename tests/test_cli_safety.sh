@@ -7,22 +7,9 @@
 # 143, the temporaries of a killed run are swept by the next, and the
 # decode-work budget is the user's to raise.
 set -u
-ts=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
+. "$(dirname "$0")/cli_common.sh"
 photo=$src/samples/photos/astronaut.jpg
 grey=$src/samples/photos/camera-grey.png
-pats=$src/samples/patterns
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_rc() { # expect_rc RC "what" command...
-    local want=$1 what=$2; shift 2
-    "$@" >"$work/out.txt" 2>"$work/err.txt"
-    local rc=$?
-    if [ "$rc" != "$want" ]; then fail "$what: exit $rc, wanted $want"; cat "$work/err.txt"; fi
-}
-contains() { grep -q -- "$2" "$1" || { fail "$1 lacks '$2'"; cat "$1"; }; }
 unchanged() { cmp -s "$1" "$2" || fail "$1 was modified"; }
 no_temps() { [ -z "$(find "$1" -name '*.tmp' 2>/dev/null)" ] || { fail "temporaries left in $1"; find "$1" -name '*.tmp'; }; }
 
@@ -128,5 +115,4 @@ contains "$work/err.txt" "EXIF block does not parse"
 expect_rc 0 "a sound EXIF block" "$ts" run "$src/tests/data/jpeg/orient6.jpg" -o "$work/gx" --device cpu -q
 grep -qa "Exif" "$work/gx/orient6.jpg" || fail "a sound EXIF block was not copied"
 
-echo "cli safety: $fails failures"
-[ "$fails" = 0 ]
+finish "cli safety"

@@ -6,12 +6,7 @@
 # least 35 dB on the sample photos) where ImageMagick is installed
 # (scripts/setup.sh --test-tools; CI has it).
 set -u
-ts=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_common.sh"
 size_of() { "$ts" info "$1" | grep -o '[0-9]*x[0-9]*' | head -1; }
 photos="$src/samples/photos/chelsea.png $src/samples/photos/coffee-orient6.jpg"
 
@@ -83,5 +78,4 @@ if [ "$magick" = 1 ]; then
         || fail "alpha onto #102030: the margin is $corner"
 fi
 
-echo "cli thumbnails: $fails failures"
-[ "$fails" = 0 ]
+finish "cli thumbnails"

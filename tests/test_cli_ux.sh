@@ -6,23 +6,8 @@
 # skips listed; the progress line; Ctrl-C; the report; the summary; names,
 # file lists and shards.
 set -u
-ts=$1
-src=$2
+. "$(dirname "$0")/cli_common.sh"
 json_check=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-pats=$src/samples/patterns
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { local what=$1; shift; "$@" || fail "$what"; }
-expect_rc() { # expect_rc RC "what" command...
-    local want=$1 what=$2; shift 2
-    "$@" >"$work/out.txt" 2>"$work/err.txt"
-    local rc=$?
-    if [ "$rc" != "$want" ]; then fail "$what: exit $rc, wanted $want"; cat "$work/err.txt"; fi
-}
-contains() { grep -q -- "$2" "$1" || { fail "$1 lacks '$2'"; cat "$1"; }; }
-lacks() { ! grep -q -- "$2" "$1" || { fail "$1 has '$2'"; cat "$1"; }; }
 count_files() { find "$1" -type f 2>/dev/null | wc -l; }
 
 # --- options: --opt=value, --, bundled short flags; per command; suggestions
@@ -246,5 +231,4 @@ cmp -s "$work/commands.txt" "$work/readme-commands.txt" || { fail "README's comm
 awk '/^`tilestream run --help` prints:/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-help.txt"
 cmp -s "$work/help.txt" "$work/readme-help.txt" || { fail "README's run --help differs"; diff "$work/help.txt" "$work/readme-help.txt"; }
 
-[ "$fails" = 0 ] && echo "cli ux: all passed" || echo "cli ux: $fails failures"
-exit $((fails > 0))
+finish "cli ux"
