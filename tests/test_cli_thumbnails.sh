@@ -7,7 +7,7 @@
 # (scripts/setup.sh --test-tools; CI has it).
 set -u
 . "$(dirname "$0")/cli_common.sh"
-size_of() { "$ts" info "$1" | grep -o '[0-9]*x[0-9]*' | head -1; }
+size_of() { "$ts" info "$1" | grep -oE ' [0-9]+x[0-9]+,' | tr -d ' ,'; }
 photos="$src/samples/photos/chelsea.png $src/samples/photos/coffee-orient6.jpg"
 
 # mode  tilestream chain                          ImageMagick arguments (after -auto-orient)
