@@ -281,7 +281,7 @@ int cmd_compare(cli_opts *o)
     compare_ctx c;
     ts_err err = { 0 };
     ts_chain *ops = NULL;
-    const char *chain = o->ops ? o->ops : "scale=2,rotate=deg=10,scale=0.5";
+    const char *chain = o->ops ? o->ops : ts_chain_compare_default();
     int rc = EXIT_USAGE;
     memset(&c, 0, sizeof c);
     c.o = o;

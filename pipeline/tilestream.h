@@ -192,6 +192,9 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
  * in *out the chain to run on the reduced image (orientation, a resize to
  * the size the first op would have made, the rest); else 1 and NULL. */
 int ts_chain_shrink_on_load(const ts_chain *chain, int w, int h, int orientation, ts_chain **out);
+/* The chain `compare` runs when given none: an upscale, a rotation and a
+ * downscale, each with a texture path. */
+const char *ts_chain_compare_default(void);
 /* A chain that shrinks an image to w pixels wide, the aspect kept, with
  * area sampling (what a thumbnail wants). */
 ts_status ts_chain_fit_width(int w, ts_chain **out, ts_err *err);

@@ -419,6 +419,8 @@ int ts_user_op_copy(ts_user_op *to, const ts_user_op *from)
     return ok;
 }
 
+const char *ts_chain_compare_default(void) { return "scale=2,rotate=deg=10,scale=0.5"; }
+
 ts_status ts_chain_fit_width(int w, ts_chain **out, ts_err *err)
 {
     char text[64];
