@@ -43,7 +43,7 @@ static const char *const USAGE_RUN =
     "  --png-level L        PNG zlib level 0..9 (default 3)\n"
     "  -n, --skip-existing  leave outputs that already exist (also --no-clobber)\n"
     "  -y, --yes            replace outputs that already exist (the default; undoes -n)\n"
-    "  --replace-input      allow an output to replace its own input (old name: --overwrite)\n"
+    "  --replace-input      allow an output to replace an input of the run (old name: --overwrite)\n"
     "  --dry-run            print every planned output and every refusal; write nothing\n"
     "  --keep-orientation   do not apply the EXIF orientation\n"
     "  --background COLOUR  alpha goes onto this where the format has none (JPEG, HDR; default white)\n"
