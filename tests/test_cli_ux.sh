@@ -221,6 +221,16 @@ if [ -z "$(command -v nvidia-smi)" ]; then
     contains "$work/out.txt" "memcpy"
 fi
 
+# --- --dry-run reads every input's header: a missing or broken input fails as the run would, nothing written
+cp "$pats/checker-512.png" "$work/dry-ok.png"
+printf 'not an image' >"$work/dry-bad.png"
+expect_rc 1 "--dry-run with a missing and a broken input" "$ts" run "$work/dry-ok.png" "$work/dry-bad.png" \
+    "$work/dry-missing.png" -o "$work/dry-out" --dry-run
+contains "$work/err.txt" "dry-missing.png"
+contains "$work/err.txt" "dry-bad.png: not a PNG or JPEG image"
+contains "$work/out.txt" "dry-ok.png ->"
+[ ! -e "$work/dry-out" ] || fail "--dry-run made the output folder"
+
 # --- the README's list of commands is what tilestream --help prints
 "$ts" --help | sed -n 's/^  \(tilestream [a-z]\)/\1/p' >"$work/commands.txt"
 awk '/^## Command line/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-commands.txt"

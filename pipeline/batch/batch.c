@@ -533,8 +533,17 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         return st;
     }
     if (o->dry_run) {
-        for (int i = 0; i < r->n_images; i++)
-            if (b.jobs[i].state != ST_DONE && o->on_image) o->on_image(o->ctx, &r->images[i], i + 1, r->n_images);
+        /* each input's header is read, so the plan fails where the run would: missing, unreadable, not an image */
+        for (int i = 0; i < r->n_images; i++) {
+            if (b.jobs[i].state == ST_DONE) continue;
+            ts_image_info info;
+            ts_err e = { 0 };
+            if (ts_image_probe(r->images[i].input, &info, &e) != TS_OK) {
+                ts_batch_fail(&b, i, e.status, &e);
+                r->n_failed++;
+            }
+            if (o->on_image) o->on_image(o->ctx, &r->images[i], i + 1, r->n_images);
+        }
         st = final_status(o, &b, err);
         batch_cleanup(&b);
         r->wall_s = ts_now() - t_start;
