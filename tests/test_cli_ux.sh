@@ -231,6 +231,12 @@ contains "$work/err.txt" "dry-bad.png: not a PNG or JPEG image"
 contains "$work/out.txt" "dry-ok.png ->"
 [ ! -e "$work/dry-out" ] || fail "--dry-run made the output folder"
 
+# --- an output folder that cannot be made is found before any decode (root's access() says yes in /proc)
+if [ -d /proc/self ]; then
+    expect_rc 2 "an output folder that cannot be made" "$ts" run "$pats/checker-512.png" -o /proc/tilestream-out -q
+    contains "$work/err.txt" "cannot make the output folder"
+fi
+
 # --- the README's list of commands is what tilestream --help prints
 "$ts" --help | sed -n 's/^  \(tilestream [a-z]\)/\1/p' >"$work/commands.txt"
 awk '/^## Command line/{f=1;next} f&&/^```$/{if(s){exit}; s=1; next} f&&s' "$src/README.md" >"$work/readme-commands.txt"

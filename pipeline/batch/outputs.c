@@ -16,6 +16,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Make the folders from existing (the nearest that exists) down to outdir,
+ * then remove them again: access() says yes to root where mkdir still
+ * fails (/proc, /sys, read-only mounts), and this is to be known before
+ * any work. */
+static ts_status try_making(const char *outdir, const char *existing, ts_err *err)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/", outdir) >= (int)sizeof path) return ts_err_set(err, TS_E_IO, "%s: path too long", outdir);
+    ts_status st = ts_make_parent_dirs(path, err);
+    if (st != TS_OK) return ts_err_set(err, TS_E_IO, "cannot make the output folder %s: %s", outdir, strerror(errno));
+    /* remove what was made, deepest first, down to the folder that existed */
+    snprintf(path, sizeof path, "%s", outdir);
+    for (;;) {
+        size_t len = strlen(path);
+        while (len > 1 && path[len - 1] == '/') path[--len] = '\0';
+        if (!*path || !strcmp(path, existing) || rmdir(path) != 0) break;
+        char *slash = strrchr(path, '/');
+        if (!slash) break;
+        *slash = '\0';
+    }
+    return TS_OK;
+}
+
 ts_status ts_outputs_check_before_work(const ts_batch_opts *o, ts_err *err)
 {
     if (o->format != TS_FMT_UNKNOWN && !ts_format_can_write(o->format))
@@ -54,6 +77,7 @@ ts_status ts_outputs_check_before_work(const ts_batch_opts *o, ts_err *err)
         return is_outdir ? ts_err_set(err, TS_E_IO, "%s: cannot write in the output folder: %s", dir, strerror(errno))
                          : ts_err_set(err, TS_E_IO, "%s: cannot make the output folder %s there: %s", dir, o->outdir,
                                       strerror(errno));
+    if (!is_outdir && !o->dry_run) return try_making(o->outdir, dir, err);
     return TS_OK;
 }
 
