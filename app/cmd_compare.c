@@ -298,7 +298,9 @@ int cmd_compare(cli_opts *o)
     if (!sampling)
         fprintf(stderr, "tilestream compare: the chain has no op with a texture path (a sampling op: see `tilestream ops`)\n");
     else if (!ts_gpu_probe(c.device, sizeof c.device, &err))
-        fprintf(stderr, "tilestream compare: needs a CUDA device: %s\n", err.msg);
+        fprintf(stderr, "tilestream compare: compares the GPU's two paths, so it needs a CUDA device (%s).\n"
+                "Without one, `tilestream run --device cpu --ops \"%s\" ...` applies the chain with the CPU\n"
+                "reference, and `tilestream bench cpu` times the CPU ops.\n", err.msg, chain);
     else if (o->diff_out && mkdir(o->diff_out, 0777) != 0 && errno != EEXIST)
         fprintf(stderr, "tilestream compare: %s: cannot make the folder: %s\n", o->diff_out, strerror(errno));
     else if (!describe_ops(&c, ops))
