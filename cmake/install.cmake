@@ -1,8 +1,9 @@
 # cmake --install puts the library, its public headers (include/tilestream/),
 # a CMake package (find_package(tilestream) -> tilestream::tilestream) and a
 # pkg-config file (tilestream.pc) under the prefix. The library is static:
-# the package finds its dependencies again, and pkg-config lists them
-# under Requires.private / Libs.private (pkg-config --static --libs).
+# the package finds its dependencies again, and pkg-config lists them in
+# Requires and Libs, so that `cc app.c $(pkg-config --cflags --libs
+# tilestream)` links without --static.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS tilestream EXPORT tilestreamTargets
