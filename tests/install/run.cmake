@@ -21,6 +21,23 @@ if(NOT headers STREQUAL "tilestream.h;ts_base.h")
   message(FATAL_ERROR "include/tilestream holds: ${headers}")
 endif()
 
+# the man page (from the help texts) and shell completion are installed
+file(GLOB_RECURSE man ${PREFIX}/tilestream.1)
+file(GLOB_RECURSE bash_completion ${PREFIX}/*/bash-completion/completions/tilestream)
+file(GLOB_RECURSE zsh_completion ${PREFIX}/*/zsh/site-functions/_tilestream)
+if(NOT man OR NOT bash_completion OR NOT zsh_completion)
+  message(FATAL_ERROR "missing under the prefix: man page '${man}', bash '${bash_completion}', zsh '${zsh_completion}'")
+endif()
+file(READ ${man} man_text)
+if(NOT man_text MATCHES "\\-\\-replace\\-input" AND NOT man_text MATCHES "--replace-input")
+  message(FATAL_ERROR "the man page lacks run's options")
+endif()
+run(bash -n ${bash_completion})
+run(bash -c "source '${bash_completion}' && COMP_WORDS=('${PREFIX}/bin/tilestream' run --rep) COMP_CWORD=2 && _tilestream && echo \"\${COMPREPLY[*]}\"")
+if(NOT OUT MATCHES "--replace-input")
+  message(FATAL_ERROR "bash completion of 'run --rep' gave: ${OUT}")
+endif()
+
 # find_package
 run(${CMAKE_COMMAND} -S ${SRC}/tests/install/consumer -B ${WORK}/cmake-build
     -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_C_COMPILER=${CC} -DCMAKE_BUILD_TYPE=Release)
