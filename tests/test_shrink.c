@@ -1,4 +1,4 @@
-/* test_shrink.c - shrink on load (pipeline/batch/batch.c): a chain that starts
+/* test_shrink.c - shrink on load (pipeline/plan/shrink.c): a chain that starts
  * by shrinking 2x or more decodes JPEGs at 1/2, 1/4 or 1/8 with libjpeg's
  * DCT scaling and resizes from there. Outputs must have exactly the size
  * they have without it, and stay within PSNR_MIN dB of decoding whole (on
