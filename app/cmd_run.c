@@ -150,9 +150,9 @@ static void on_image(void *ctx, const ts_image_result *r, int done, int total)
     } else if (o->verbose) {
         clear_line(p);
         if (r->skipped) fprintf(stderr, "[%d/%d] %s: exists, skipped\n", done, total, r->output);
-        else fprintf(stderr, "[%d/%d] %s -> %s (%dx%d -> %dx%d, decode %.1f ms, ops %.1f ms, encode %.1f ms)\n",
-                     done, total, r->input, r->output, r->w, r->h, r->out_w, r->out_h, r->decode_s * 1e3,
-                     r->ops_s * 1e3, r->encode_s * 1e3);
+        else fprintf(stderr, "[%d/%d] %s -> %s (%dx%d -> %dx%d on the %s, decode %.1f ms, ops %.1f ms, encode %.1f ms)\n",
+                     done, total, r->input, r->output, r->w, r->h, r->out_w, r->out_h, r->on_gpu ? "GPU" : "CPU",
+                     r->decode_s * 1e3, r->ops_s * 1e3, r->encode_s * 1e3);
     } else if (!p->tty && !o->quiet) { /* a log, not a terminal: plain lines */
         fprintf(stderr, "[%d/%d] %s%s\n", done, total, r->skipped ? r->output : r->input,
                 r->skipped ? ": exists, skipped" : "");
@@ -198,6 +198,34 @@ static const char *stage_rate(const ts_stage_stat *st, char *buf, size_t n)
     return buf;
 }
 
+/* " name a-b" for a phase that happened (seconds from the program's start). */
+static void print_span(const char *name, const double *v)
+{
+    if (v[0] >= 0) printf(" %s %.3f-%.3f,", name, v[0], v[1]);
+}
+
+/* Where the time went, exec to exit, and the backend of the images. */
+static void print_phases(const ts_batch_result *r)
+{
+    const ts_run_phases *p = &r->phases;
+    printf("phases (s from the start):");
+    print_span("program", p->program);
+    print_span("inputs", p->inputs);
+    print_span("work", p->work);
+    print_span("teardown", p->teardown);
+    if (p->first_image >= 0) printf(" first image %.3f, last %.3f", p->first_image, p->last_image);
+    printf("\n");
+    if (p->gpu_probe[0] < 0 && !r->gpu_note[0]) return;
+    printf("gpu start:");
+    print_span("devices", p->gpu_probe);
+    print_span("engines", p->gpu_engines);
+    print_span("warm-up", p->gpu_warmup);
+    print_span("rates", p->gpu_rates);
+    print_span("nvJPEG", p->nvjpeg);
+    printf(" %s; images on the GPU %d, on the CPU %d\n", r->gpu_note[0] ? r->gpu_note : "ready", r->n_on_gpu,
+           r->n_on_cpu);
+}
+
 static void print_table(const ts_batch_result *r, const ts_trace *t)
 {
     ts_stage_stat st[64];
@@ -229,6 +257,7 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
            r->wall_s > 0 ? r->n_ok / r->wall_s : 0, r->wall_s > 0 ? (double)r->pixels_in / 1e6 / r->wall_s : 0);
     printf("time: set-up %.2f s (inputs, device, engines), work %.2f s, finishing %.2f s (releasing codecs, "
            "engines, memory)\n", r->setup_s, r->work_s, r->finish_s);
+    print_phases(r);
     if (span > 0)
         printf("overlap efficiency %.2f: the stages' busy time added up (%.3f s) over the time from the first "
                "stage's start to the last one's end (%.3f s); above 1 means stages ran at the same time\n",
@@ -289,6 +318,30 @@ static void warn_unused_options(const cli_opts *o)
                 o->streams ? "--streams" : o->path == TS_PATH_TEXTURE ? "--path" : "--gpus", no_gpu);
 }
 
+/* Seconds since this process began (Linux: its start time in /proc against
+ * the uptime, to the clock tick); 0 where unknown. */
+static double seconds_since_exec(void)
+{
+    double uptime = 0;
+    unsigned long long start = 0;
+    char buf[1024];
+    FILE *f = fopen("/proc/uptime", "r");
+    if (!f) return 0;
+    int ok = fscanf(f, "%lf", &uptime) == 1;
+    fclose(f);
+    if (!ok || !(f = fopen("/proc/self/stat", "r"))) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* field 22, counted after the command name's closing parenthesis (field 2 may hold spaces) */
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+    long tick = sysconf(_SC_CLK_TCK);
+    if (!p || tick <= 0 || sscanf(p + 1, "%llu", &start) != 1) return 0;
+    double since = uptime - (double)start / (double)tick;
+    return since > 0 && since < 60 ? since : 0;
+}
+
 static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
 {
     memset(bo, 0, sizeof *bo);
@@ -319,6 +372,8 @@ static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
     bo->gpus = o->gpus;
     bo->codec = o->codec;
     bo->no_shrink_on_load = o->no_shrink_on_load;
+    bo->process_start = ts_now() - seconds_since_exec();
+    bo->background_release = 1;   /* the process leaves with _exit (cmd_run) and the system takes it all back */
 }
 
 /* Write --report, --trace and --timeline; 0 when one failed (each named). */
@@ -351,7 +406,9 @@ static int run_batch(cli_opts *o, ts_batch_opts *bo, progress *p, ts_trace *trac
         printf("%d image%s: %d done, %d failed, %d skipped", r.n_images, r.n_images == 1 ? "" : "s", r.n_ok,
                r.n_failed, r.n_skipped);
         if (r.n_not_started) printf(", %d not started", r.n_not_started);
-        printf(", in %.2f s on %s\n", r.wall_s, r.device);
+        printf(", in %.2f s on %s", r.wall_s, r.device);
+        if (r.n_on_gpu > 0 && r.n_on_cpu > 0) printf(" (%d on the GPU, %d on the CPU)", r.n_on_gpu, r.n_on_cpu);
+        printf("\n");
     }
     if (!write_reports(o, bo, &r, trace)) fatal = 1;
     if (p->lines_failed) fprintf(stderr, "tilestream: --report-lines %s: cannot write\n", o->report_lines), fatal = 1;
@@ -413,5 +470,12 @@ int cmd_run(cli_opts *o)
         rc = EXIT_USAGE;
     }
     ts_trace_free(trace);
+    /* A GPU start that the job did not wait for, or an engine being
+     * released, is still running: everything is written, so leave now
+     * rather than let the CUDA runtime's exit handlers race it. */
+    if (ts_gpu_threads_pending()) {
+        fflush(NULL);
+        _exit(rc);
+    }
     return rc;
 }

@@ -31,6 +31,8 @@ ts_status tsk_gpu_pack4to3(const ts_view *src4, ts_view *dst3, void *stream, ts_
     return no_cuda(err);
 }
 
+int ts_gpu_built(void) { return 0; }
+
 int ts_gpu_count(ts_err *err)
 {
     no_cuda(err);

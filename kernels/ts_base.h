@@ -60,6 +60,8 @@ typedef enum ts_path { TS_PATH_GLOBAL = 0, TS_PATH_TEXTURE } ts_path;
 /* Returns 1 and the device's name when a CUDA device can be used, 0
  * otherwise (CPU-only build, no driver or no device; why in err). */
 int ts_gpu_probe(char *name, size_t name_len, ts_err *err);
+/* 1 when this build has the CUDA code (whether a device is there or not). */
+int ts_gpu_built(void);
 /* How many CUDA devices can be used (0, with why in err, when none). */
 int ts_gpu_count(ts_err *err);
 /* Device `device`'s name, "NVIDIA H200 (sm_90, 132 SMs)"; 0 on failure. */

@@ -375,6 +375,7 @@ typedef struct ts_image_result {
     double decode_s, ops_s, encode_s;
     uint64_t in_bytes, out_bytes;  /* file sizes */
     char warning[160];        /* done, but something was left out ("" = nothing) */
+    int on_gpu;               /* the backend that ran its ops: 1 the GPU, 0 the CPU */
 } ts_image_result;
 
 struct ts_batch_result;
@@ -428,7 +429,27 @@ typedef struct ts_batch_opts {
     void (*on_start)(void *ctx, const struct ts_batch_result *r);
     /* called as an image is taken up, before it is decoded (one at a time; may be NULL) */
     void (*on_image_begin)(void *ctx, const ts_image_result *r, int done, int total);
+    double process_start;     /* ts_now() when the program began (0 = unknown): the report's phases count from it */
+    int background_release;   /* 1: the GPU side is released on a thread of its own (see ts_gpu_threads_pending) */
 } ts_batch_opts;
+
+/* Where a run's time went, exec to exit: each phase as [start, end] in
+ * seconds from the program's start (ts_batch_opts.process_start, else the
+ * run's), {-1, -1} when it did not happen. The GPU's phases run on a thread
+ * of their own beside the CPU's work under --device auto. */
+typedef struct ts_run_phases {
+    double program[2];        /* the program's start to the run's: loading, options */
+    double inputs[2];         /* listing and checking the inputs and outputs */
+    double gpu_probe[2];      /* finding the CUDA devices: the driver's start */
+    double gpu_engines[2];    /* contexts, streams and pinned pools of the engines */
+    double gpu_warmup[2];     /* loading the kernels the chain uses */
+    double gpu_rates[2];      /* timing the bus and the device copy (the stage table's shares) */
+    double nvjpeg[2];         /* nvJPEG's handle and decoder state, beside the engines */
+    double work[2];           /* the first image taken up to the last one finished */
+    double teardown[2];       /* releasing threads, codecs, engines and memory */
+    double gpu_ready;         /* the GPU took images from then (-1: never) */
+    double first_image, last_image;   /* the first and the last image finished */
+} ts_run_phases;
 
 typedef struct ts_batch_result {
     int n_images, n_ok, n_failed, n_skipped;
@@ -453,6 +474,9 @@ typedef struct ts_batch_result {
     int flattened;            /* images whose alpha went onto the background */
     int gpu_decoded, gpu_encoded;   /* JPEGs decoded / encoded by nvJPEG (--codec) */
     char codec_note[160];     /* which JPEG codec and why */
+    int n_on_gpu, n_on_cpu;   /* images whose ops ran on each backend */
+    char gpu_note[200];       /* --device auto: how the GPU's start went ("" on pure runs) */
+    ts_run_phases phases;
 } ts_batch_result;
 
 /* TS_OK when every image succeeded; TS_E_CORRUPT etc. (the first failure's
@@ -460,6 +484,14 @@ typedef struct ts_batch_result {
  * lost) also return an error, with r filled as far as it got. */
 ts_status ts_batch_run(const ts_batch_opts *opts, ts_batch_result *r, ts_err *err);
 void ts_batch_result_free(ts_batch_result *r);
+/* Threads that finished runs left behind: a GPU still starting when a job
+ * ended first (--device auto), a GPU side being released in the background
+ * (background_release). They free what they hold and end by themselves. A
+ * program that exits while any is running should flush its output and leave
+ * with _exit(), so that the CUDA runtime's exit handlers do not race them,
+ * or wait for them with ts_gpu_threads_join(). */
+int ts_gpu_threads_pending(void);
+void ts_gpu_threads_join(void);
 
 /* (pipeline/report/report.c) --report: JSON with the options, the device and the
  * per-stage and per-image figures (docs/REPORT.md); argv (argc words, may

@@ -19,3 +19,7 @@ set_tests_properties(test_cli_safety PROPERTIES LABELS cpu)
 # The thumbnail job: fit inside, cover, pad, stretch, percentages, crop and pad, against ImageMagick where installed.
 add_test(NAME test_cli_thumbnails COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_thumbnails.sh $<TARGET_FILE:tilestream_cli> ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_cli_thumbnails PROPERTIES LABELS cpu)
+# --device auto: the CPU at once, the GPU when it has started; a job that ends first does not wait for it.
+add_test(NAME test_cli_backends COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_backends.sh $<TARGET_FILE:tilestream_cli>
+         ${PROJECT_SOURCE_DIR} $<TARGET_FILE:json_check>)
+set_tests_properties(test_cli_backends PROPERTIES LABELS cpu)

@@ -3,8 +3,12 @@
  * Worker threads (--jobs) probe, decode and encode; the ops run either in
  * the worker itself (CPU backend) or on the GPU engines, fed by a thread
  * each (gpu_feed.c) with decoded images and drained in submission order.
- * Workers prefer encoding to decoding, so finished images leave memory
- * first, and an image is decoded only once the memory budget admits it.
+ * With --device auto both take part: the GPU starts on a thread of its own
+ * (gpu_start.c) while the workers run the first images on the CPU, and
+ * takes every image admitted once it is ready; a job that ends first never
+ * waits for it. Workers prefer encoding to decoding, so finished images
+ * leave memory first, and an image is decoded only once the memory budget
+ * admits it.
  * What the run reads (inputs.c), where it writes and what it refuses
  * (outputs.c) and which codec takes a file (codec/codec_session.c) are
  * decided in their own rooms. */
@@ -42,7 +46,8 @@ void ts_batch_finish(batch *b, int i)
 {
     job *j = &b->jobs[i];
     ts_image_result *res = &b->r->images[i];
-    if (j->state < ST_ON_GPU && b->use_gpu) b->gpu_left--;
+    if (j->reserved && j->on_gpu && j->state < ST_ON_GPU) b->gpu_left--;
+    if (!j->reserved && j->state < ST_DECODING) b->to_admit--;
     ts_image_free(&j->in);
     ts_image_free(&j->out);
     ts_chain_free(j->chain);
@@ -59,6 +64,11 @@ void ts_batch_finish(batch *b, int i)
         b->r->n_ok++;
         b->r->pixels_in += (uint64_t)res->w * (uint64_t)res->h;
         b->r->pixels_out += (uint64_t)res->out_w * (uint64_t)res->out_h;
+        if (res->on_gpu) b->r->n_on_gpu++;
+        else b->r->n_on_cpu++;
+        double t = ts_now() - b->t_origin;
+        if (b->r->phases.first_image < 0) b->r->phases.first_image = t;
+        b->r->phases.last_image = t;
     } else if (res->status == TS_E_INTERRUPTED) b->r->n_not_started++;   /* a stop came first */
     else b->r->n_failed++;
     if (b->o->on_image) b->o->on_image(b->o->ctx, res, b->done, b->r->n_images);
@@ -93,7 +103,7 @@ static int shrink_plan(batch *b, int w, int h, int o, ts_chain **chain)
 
 /* What job i will hold in memory once decoded: its pixels (at the decode
  * scale), a progressive JPEG's coefficient arrays while decoding, and the
- * output; on the CPU also the ops' tile buffers (counted as two images'
+ * output; on the CPU also the ops' tile buffers (cpu_extra: two images'
  * worth; the tiles in flight hold less on the usual chains). Decides
  * shrink on load.
  * Without a readable header the decode will fail anyway: the file's size. */
@@ -122,7 +132,7 @@ static void probe(batch *b, int i)
     if (ts_chain_out_size(chain, (int)w, (int)h, c, &ow, &oh, NULL) == TS_OK) out = (uint64_t)ow * (uint64_t)oh * px;
     j->cost = in + out;
     if (info.format == TS_FMT_JPEG && info.progressive) j->cost += (uint64_t)info.w * info.h * (uint64_t)c * 2;
-    if (!b->use_gpu && ts_chain_length(chain) > 0) j->cost += 2 * (in > out ? in : out);
+    if (ts_chain_length(chain) > 0) j->cpu_extra = 2 * (in > out ? in : out);
 }
 
 /* ---------------------------------------------------------------- stages */
@@ -144,6 +154,9 @@ static int sizes_within_limit(batch *b, int i)
     return 0;
 }
 
+/* The codecs of job i's backend: nvJPEG may take part on the GPU's. */
+static ts_codec_session *codecs_for(batch *b, const job *j) { return j->on_gpu ? b->gpu->codecs : b->cpu_codecs; }
+
 /* Decode job i (no lock held) on worker w. Returns 1 if it is ready for
  * the ops. JPEGs that suit nvJPEG go to it when the run has it (the
  * session decides and falls back to the CPU decoders inside). With
@@ -155,11 +168,11 @@ static int decode(batch *b, int i, int lane, int w)
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
-    ts_load_opts lo = { b->o->max_pixels, b->decode_alloc.alloc ? &b->decode_alloc : NULL, b->o->accept_damaged,
-                         b->o->max_work };
+    ts_allocator *alloc = j->on_gpu ? &b->gpu_alloc : b->cpu_alloc.alloc ? &b->cpu_alloc : NULL;
+    ts_load_opts lo = { b->o->max_pixels, alloc, b->o->accept_damaged, b->o->max_work };
     double t0 = ts_now();
     int on_gpu = 0;
-    ts_status st = ts_codec_session_load(b->codecs, w, res->input, &lo, j->scale,
+    ts_status st = ts_codec_session_load(codecs_for(b, j), w, res->input, &lo, j->scale,
                                          !j->cpu_decode && !b->o->accept_damaged, &j->in, &on_gpu, &e);
     double t1 = ts_now();
     res->decode_s = t1 - t0;
@@ -212,7 +225,7 @@ static void encode(batch *b, int i, int lane, int w)
         }
     }
     if (st == TS_OK)
-        st = ts_codec_session_save(b->codecs, w, res->output, &j->out, &j->out_on_device, &so, ts_batch_engine_to_host, b,
+        st = ts_codec_session_save(codecs_for(b, j), w, res->output, &j->out, &j->out_on_device, &so, ts_batch_engine_to_host, b,
                                    &on_gpu, &e);
     double t1 = ts_now();
     res->encode_s = t1 - t0;
@@ -241,12 +254,21 @@ static void drain_unstarted(batch *b)
     if (b->next_probe < b->r->n_images) b->next_probe = b->r->n_images;
 }
 
-/* Reserve job i's bytes: it fits when the budget has room, or when nothing
- * else is in flight (an image larger than the budget runs alone). */
+/* Reserve job i's bytes on the backend it goes to (the GPU once it is
+ * there: it finishes an image with less of the CPU's time): it fits when
+ * the budget has room, or when nothing else is in flight (an image larger
+ * than the budget runs alone). */
 static int admit(batch *b, int i)
 {
     job *j = &b->jobs[i];
-    if (b->bytes_in_flight > 0 && b->bytes_in_flight + j->cost > b->budget) return 0;
+    int on_gpu = b->gpu != NULL;
+    uint64_t cost = j->cost + (on_gpu ? 0 : j->cpu_extra);
+    if (b->bytes_in_flight > 0 && b->bytes_in_flight + cost > b->budget) return 0;
+    j->cost = cost;
+    j->on_gpu = on_gpu;
+    b->r->images[i].on_gpu = on_gpu;
+    b->gpu_left += on_gpu;
+    b->to_admit--;
     j->reserved = 1;
     j->state = ST_DECODING;
     b->bytes_in_flight += j->cost;
@@ -262,7 +284,7 @@ static int admit(batch *b, int i)
  * pageable memory, whose copies are slow (docs/measurements/batch.md). */
 static int room_to_decode(batch *b)
 {
-    if (b->use_gpu && b->decoded.tail - b->decoded.head >= b->decode_ahead) return 0;
+    if (b->gpu && b->decoded.tail - b->decoded.head >= b->decode_ahead) return 0;
     return b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_PROBED && admit(b, b->next_admit);
 }
 
@@ -310,9 +332,11 @@ static int do_work(batch *b, int kind, int i, int lane, int w)
         return 1;
     }
     int decoded = decode(b, i, lane, w);
-    if (__atomic_sub_fetch(&b->decodes_left, 1, __ATOMIC_ACQ_REL) == 0) ts_codec_session_end_decoding(b->codecs);
+    ts_codec_session *gpu_codecs = __atomic_load_n(&b->gpu_codecs, __ATOMIC_ACQUIRE);
+    if (__atomic_sub_fetch(&b->decodes_left, 1, __ATOMIC_ACQ_REL) == 0 && gpu_codecs)
+        ts_codec_session_end_decoding(gpu_codecs);
     if (!decoded) return 1;
-    if (b->use_gpu) return 0;
+    if (b->jobs[i].on_gpu) return 0;
     cpu_ops(b, i, lane);
     if (res->status == TS_OK) encode(b, i, lane, w);
     return 1;
@@ -344,10 +368,11 @@ static void *worker(void *p)
         }
         pthread_cond_broadcast(&b->changed);
     }
+    ts_codec_session *gpu_codecs = b->gpu ? b->gpu->codecs : NULL;
     pthread_mutex_unlock(&b->lock);
     /* its nvJPEG state is released here, beside the other workers', not
      * one after another at the end */
-    ts_codec_session_worker_done(b->codecs, wa->index);
+    if (gpu_codecs) ts_codec_session_worker_done(gpu_codecs, wa->index);
     return NULL;
 }
 
@@ -360,8 +385,8 @@ static int cpu_count(void)
 static void batch_cleanup(batch *b)
 {
     for (int i = 0; i < 9; i++) ts_chain_free(b->chains[i]);
-    ts_codec_session_free(b->codecs);
-    ts_engine_set_free(&b->set);
+    ts_codec_session_free(b->cpu_codecs);
+    ts_gpu_start_release(b->gpu_start, b->o->background_release);
     if (b->jobs && b->r->images)
         for (int i = 0; i < b->r->n_images; i++) ts_chain_free(b->jobs[i].chain);
     free(b->jobs);
@@ -409,14 +434,47 @@ static ts_status final_status(const ts_batch_opts *o, const batch *b, ts_err *er
     return TS_OK;
 }
 
-/* Start the workers and the feeders, wait for them. */
+/* --device auto: the GPU's start is done (called from its thread). */
+static void gpu_arrived(void *p)
+{
+    batch *b = p;
+    pthread_mutex_lock(&b->lock);
+    b->gpu_arrived = 1;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* --device auto, on the run's own thread while the workers work: install
+ * the GPU side as soon as its start is done, until the job is. Never
+ * holds the run's lock while asking the start (gpu_start.h). */
+static void coordinate(batch *b)
+{
+    int asked = 0;
+    pthread_mutex_lock(&b->lock);
+    while (b->done < b->r->n_images) {
+        if (b->gpu_arrived && !asked) {
+            asked = 1;
+            pthread_mutex_unlock(&b->lock);
+            ts_status st = TS_OK;
+            ts_err e = { 0 };
+            ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, &e);
+            pthread_mutex_lock(&b->lock);
+            if (side && !stopping(b)) ts_batch_gpu_install(b, side, st, &e);
+            continue;
+        }
+        pthread_cond_wait(&b->changed, &b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Start the workers, wait for them and for the GPU's feeders. */
 static ts_status run_threads(batch *b, ts_err *err)
 {
     const ts_batch_opts *o = b->o;
     ts_status st = TS_OK;
-    pthread_t threads[257], feeders[TS_MAX_ENGINES];
+    pthread_t threads[256];
     worker_arg args[256];
-    int started = 0, fed = 0;
+    int started = 0;
     for (int w = 0; w < b->nworkers; w++) {
         char lane[32];
         snprintf(lane, sizeof lane, "cpu worker %d", w);
@@ -426,23 +484,48 @@ static ts_status run_threads(batch *b, ts_err *err)
         if (pthread_create(&threads[w], NULL, worker, &args[w]) == 0) started++;
         else break;
     }
-    for (int k = 0; k < b->set.n; k++)
-        if (pthread_create(&feeders[fed], NULL, ts_batch_gpu_feeder, &b->engines[k]) == 0) fed++;
-    if (started == 0 || (b->use_gpu && fed == 0)) {
+    if (started == 0 && b->mode != RUN_GPU) {
         /* no threads at all: do the CPU work on this thread */
-        if (started == 0 && !b->use_gpu) { args[0].b = b; args[0].lane = 0; args[0].index = 0; worker(&args[0]); }
-        else {
-            st = ts_err_set(err, TS_E_NOMEM, "cannot start worker threads");
-            pthread_mutex_lock(&b->lock);
-            b->fatal = 1;
-            b->fatal_err = *err;
-            pthread_cond_broadcast(&b->changed);
-            pthread_mutex_unlock(&b->lock);
-        }
-    }
+        args[0].b = b; args[0].lane = 0; args[0].index = 0;
+        worker(&args[0]);
+    } else if (started == 0) {
+        st = ts_err_set(err, TS_E_NOMEM, "cannot start worker threads");
+        pthread_mutex_lock(&b->lock);
+        b->fatal = 1;
+        b->fatal_err = *err;
+        pthread_cond_broadcast(&b->changed);
+        pthread_mutex_unlock(&b->lock);
+    } else if (b->mode == RUN_CPU_THEN_GPU) coordinate(b);
     for (int w = 0; w < started; w++) pthread_join(threads[w], NULL);
-    for (int k = 0; k < fed; k++) pthread_join(feeders[k], NULL);
+    for (int k = 0; k < b->n_feeders; k++) pthread_join(b->feeders[k], NULL);
     return st;
+}
+
+/* Start the GPU side: now (--device gpu), or on a thread of its own that
+ * the workers do not wait for (--device auto). */
+static ts_status start_gpu(batch *b, ts_err *err)
+{
+    const ts_batch_opts *o = b->o;
+    /* Pinned memory is locked RAM: half the budget at most. */
+    ts_gpu_start_opts go = { o->device, o->codec, o->gpus, o->chain_text, o->streams, o->tile_w, o->tile_h, o->path,
+                             b->budget / 2, b->wants_jpeg };
+    int on_thread = b->mode == RUN_CPU_THEN_GPU;
+    if (!(b->gpu_start = ts_gpu_start_begin(&go, on_thread, gpu_arrived, b)))
+        return ts_err_set(err, TS_E_NOMEM, "out of memory");
+    if (on_thread) return TS_OK;
+    ts_status st = TS_OK;
+    ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, err);
+    if (st != TS_OK) return st;
+    pthread_mutex_lock(&b->lock);
+    ts_batch_gpu_install(b, side, st, err);
+    pthread_mutex_unlock(&b->lock);
+    return b->gpu ? TS_OK : ts_err_set(err, TS_E_DEVICE, "%s", b->r->gpu_note);
+}
+
+static void phases_clear(ts_run_phases *p)
+{
+    double *v = (double *)p;
+    for (size_t k = 0; k < sizeof *p / sizeof *v; k++) v[k] = -1;
 }
 
 ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
@@ -456,6 +539,9 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     pthread_mutex_init(&b.lock, NULL);
     pthread_cond_init(&b.changed, NULL);
     double t_start = ts_now();
+    b.t_origin = o->process_start > 0 && o->process_start <= t_start ? o->process_start : t_start;
+    phases_clear(&r->phases);
+    if (b.t_origin < t_start) { r->phases.program[0] = 0; r->phases.program[1] = t_start - b.t_origin; }
 
     ts_status st = TS_OK;
     for (int k = 1; k <= 8 && st == TS_OK; k++) {
@@ -479,9 +565,17 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         st = o->shard.count > 1 ? ts_err_set(err, TS_E_ARG, "no PNG or JPEG files for shard %d of %d in the inputs",
                                              o->shard.index, o->shard.count)
                                 : ts_err_set(err, TS_E_ARG, "no PNG or JPEG files found in the inputs");
-    if (st == TS_OK) st = ts_engine_pick_device(o->device, r->device, sizeof r->device, r->device_note,
-                                                  sizeof r->device_note, &b.use_gpu, err);
-    if (st == TS_OK && o->codec == TS_CODEC_GPU && !b.use_gpu)
+    /* --device auto starts on the CPU at once; finding the GPU (the
+     * driver's start) is the first step of its own start. */
+    int use_gpu = 0;
+    if (o->device == TS_DEVICE_AUTO && o->codec != TS_CODEC_GPU && !o->dry_run && ts_gpu_built()) {
+        b.mode = RUN_CPU_THEN_GPU;
+        snprintf(r->device, sizeof r->device, "cpu");
+        snprintf(r->device_note, sizeof r->device_note, "--device auto: the GPU takes images once it has started");
+    } else if (st == TS_OK && (st = ts_engine_pick_device(o->device, r->device, sizeof r->device, r->device_note,
+                                                          sizeof r->device_note, &use_gpu, err)) == TS_OK)
+        b.mode = use_gpu ? RUN_GPU : RUN_CPU;
+    if (st == TS_OK && o->codec == TS_CODEC_GPU && b.mode != RUN_GPU)
         st = ts_err_set(err, TS_E_ARG, "--codec gpu needs the GPU (--device gpu or auto with a CUDA device)");
     if (st == TS_OK) {
         r->n_images = l.n;
@@ -515,18 +609,20 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     free(formats);
     b.budget = o->memory ? o->memory : ts_default_memory_budget();
     r->memory_budget = b.budget;
-    b.gpu_left = work;
+    b.to_admit = work;
     b.decodes_left = work;
     for (int i = 0; i < r->n_images && !b.wants_jpeg; i++)
         b.wants_jpeg = b.jobs[i].state != ST_DONE &&
                        (b.jobs[i].out_format == TS_FMT_JPEG || ts_format_from_path(r->images[i].input) == TS_FMT_JPEG);
 
-    /* The engines start before the first decode, so that decodes land in
-     * pinned memory; starting them beside the first decodes, or pinning
-     * the whole pool up front, were both slower (docs/measurements/batch.md). */
-    if (!o->dry_run && work > 0 && b.use_gpu && (st = ts_batch_start_engines(&b, err)) == TS_OK && !b.codecs)
-        st = ts_err_set(err, TS_E_NOMEM, "out of memory");
-    if (st == TS_OK && !b.codecs && !(b.codecs = ts_codec_session_create(o->codec, b.use_gpu, 0, 0)))
+    r->phases.inputs[0] = t_start - b.t_origin;
+    r->phases.inputs[1] = ts_now() - b.t_origin;
+    /* --device gpu: the engines start before the first decode, so that
+     * decodes land in pinned memory; starting them beside the first
+     * decodes, or pinning the whole pool up front, were both slower
+     * (docs/measurements/batch.md). */
+    if (!o->dry_run && work > 0 && b.mode != RUN_CPU) st = start_gpu(&b, err);
+    if (st == TS_OK && !(b.cpu_codecs = ts_codec_session_create(TS_CODEC_CPU, 0, 0, 0)))
         st = ts_err_set(err, TS_E_NOMEM, "out of memory");
     if (st != TS_OK) {
         batch_cleanup(&b);
@@ -552,30 +648,38 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
 
     b.nworkers = o->jobs > 0 ? o->jobs : cpu_count();
     if (b.nworkers > 256) b.nworkers = 256;
-    if (!b.use_gpu && (b.pool = ts_pool_create(b.nworkers)) != NULL) {   /* NULL: each image on its worker's thread */
+    if (b.mode != RUN_GPU && (b.pool = ts_pool_create(b.nworkers)) != NULL) {   /* NULL: each image on its worker's thread */
         /* decodes and outputs reuse the pixels of finished images; idle ones
          * beyond an eighth of the budget go back to the system */
         uint64_t keep = b.budget / 8;
         if (keep < ts_buffers_default_keep()) ts_pool_keep(b.pool, (size_t)keep);
-        b.decode_alloc = ts_pool_allocator(b.pool);
+        b.cpu_alloc = ts_pool_allocator(b.pool);
     }
     double t_work = ts_now();
     r->setup_s = t_work - t_start;
     st = run_threads(&b, err);
-    ts_codec_session_wait(b.codecs, NULL);   /* for its note, when no file needed it */
-    snprintf(r->codec_note, sizeof r->codec_note, "%s", ts_codec_session_note(b.codecs));
     double t_done = ts_now();
     r->work_s = t_done - t_work;
+    r->phases.work[0] = t_work - b.t_origin;
+    r->phases.work[1] = t_done - b.t_origin;
     ts_pool_free(b.pool);
-    r->decoded_pinned = b.set.pinned_decodes;
-    r->decoded_pageable = b.set.pageable_decodes;
-    ts_codec_session_counts(b.codecs, &r->gpu_decoded, &r->gpu_encoded);
+    if (b.mode == RUN_CPU_THEN_GPU) ts_batch_gpu_after(&b);
+    ts_codec_session *used = b.gpu ? b.gpu->codecs : b.cpu_codecs;
+    snprintf(r->codec_note, sizeof r->codec_note, "%s", ts_codec_session_note(used));
+    if (b.gpu) {
+        r->decoded_pinned = b.gpu->set.pinned_decodes;
+        r->decoded_pageable = b.gpu->set.pageable_decodes;
+        ts_codec_session_counts(b.gpu->codecs, &r->gpu_decoded, &r->gpu_encoded);
+    }
     r->flattened = b.flattened;
     for (int i = 0; i < r->n_images; i++) r->shrunk_on_load += b.jobs[i].scale > 1 && r->images[i].status == TS_OK && !r->images[i].skipped;
     if (st == TS_OK) st = final_status(o, &b, err);
     batch_cleanup(&b);
-    r->finish_s = ts_now() - t_done;
-    r->wall_s = ts_now() - t_start;
+    double t_end = ts_now();
+    r->phases.teardown[0] = t_done - b.t_origin;
+    r->phases.teardown[1] = t_end - b.t_origin;
+    r->finish_s = t_end - t_done;
+    r->wall_s = t_end - t_start;
     return st;
 }
 

@@ -6,22 +6,32 @@
 
 #include "codec_session.h"
 #include "engine_internal.h"
+#include "gpu_start.h"
 #include "pool.h"
 #include "tilestream.h"
 
 #include <pthread.h>
 
 /* A job goes PENDING -> PROBING -> PROBED (its size known: what it will
- * cost) -> DECODING (admitted: its bytes reserved) -> DECODED -> ON_GPU ->
- * PROCESSED -> ENCODING -> DONE; on the CPU DECODING runs straight to DONE. */
+ * cost) -> DECODING (admitted: its bytes reserved, its backend chosen) ->
+ * DECODED -> ON_GPU -> PROCESSED -> ENCODING -> DONE; on the CPU backend
+ * DECODING runs straight to DONE. */
 enum { ST_PENDING, ST_PROBING, ST_PROBED, ST_DECODING, ST_DECODED, ST_ON_GPU, ST_PROCESSED, ST_ENCODING, ST_DONE };
+
+/* Which backends a run has: the CPU alone, the GPU alone, or the CPU from
+ * the start and the GPU once its start (gpu_start.c) is done (--device
+ * auto): images admitted from then on go to the GPU, the CPU keeps what
+ * it has. */
+enum { RUN_CPU, RUN_GPU, RUN_CPU_THEN_GPU };
 
 typedef struct job {
     ts_image in, out;
     int state;
     ts_format out_format;
-    uint64_t cost;            /* bytes reserved against the budget while admitted */
+    uint64_t cost;            /* bytes reserved against the budget while admitted, on the GPU */
+    uint64_t cpu_extra;       /* and on the CPU beside: the ops' tile buffers */
     int reserved;
+    int on_gpu;               /* its backend, chosen at admission */
     int scale;                /* decode at 1/scale (shrink on load); 1 = whole */
     ts_chain *chain;          /* this image's chain when shrunk on load, else NULL */
     int out_on_device;        /* out stays on the GPU for nvJPEG to encode */
@@ -50,28 +60,36 @@ typedef struct batch {
     ts_batch_result *r;
     job *jobs;
     ts_chain *chains[9];      /* [orientation]: the chain with that EXIF orientation applied */
-    ts_engine_set set;        /* GPU runs: the engines */
+    int mode;                 /* RUN_CPU, RUN_GPU, RUN_CPU_THEN_GPU */
+    ts_gpu_start *gpu_start;  /* the GPU side being made, or made */
+    int gpu_arrived;          /* its start is done: the run may install it */
+    ts_gpu_side *gpu;         /* installed, with engines: admissions go to the GPU */
+    ts_codec_session *gpu_codecs;  /* gpu->codecs once installed (atomic) */
     engine_slot engines[TS_MAX_ENGINES];
+    pthread_t feeders[TS_MAX_ENGINES];
+    int n_feeders;
     ts_pool *pool;            /* CPU ops: the tiles of every image in flight share these threads */
-    ts_allocator decode_alloc;/* GPU runs: pinned when a pool has room, else pageable; CPU runs: the pool's buffers */
-    int use_gpu;
+    ts_allocator cpu_alloc;   /* the CPU's decodes: the pool's buffers (none: malloc) */
+    ts_allocator gpu_alloc;   /* the GPU's: pinned when a pool has room, else pageable */
+    ts_codec_session *cpu_codecs;  /* libjpeg-turbo and libpng for the CPU's images */
     int wants_jpeg;           /* some input or output is a JPEG: nvJPEG may take part */
     int nworkers;
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int next_probe;           /* next job to probe */
     int next_admit;           /* next job to admit, in input order */
+    int to_admit;             /* jobs neither admitted nor finished */
     queue decoded;            /* waiting for a GPU engine */
-    int decode_ahead;         /* GPU runs: decoded images left waiting for an engine at most */
+    int decode_ahead;         /* decoded images left waiting for an engine at most */
     queue processed;          /* waiting for an encoder */
-    int gpu_left;             /* jobs not yet handed to an engine nor finished */
+    int gpu_left;             /* jobs admitted to the GPU, not yet handed to an engine nor finished */
     int decodes_left;         /* jobs not yet decoded (or failed to) */
     uint64_t budget, bytes_in_flight;
     int n_in_flight;
     int done;
     int fatal;                /* a device error: stop everything */
     ts_err fatal_err;
-    ts_codec_session *codecs; /* nvJPEG where it takes a file, else the CPU codecs */
+    double t_origin;          /* what the phases count from (ts_now clock) */
     unsigned char background[3]; /* alpha goes onto this where the output format has none */
     int flattened;            /* images it did (atomic) */
 } batch;
@@ -84,7 +102,8 @@ size_t ts_batch_image_bytes(const ts_image *img);
 const ts_chain *ts_batch_chain_for(batch *b, const job *j);            /* the chain job j runs */
 
 /* gpu_feed.c */
-ts_status ts_batch_start_engines(batch *b, ts_err *err);
+void ts_batch_gpu_install(batch *b, ts_gpu_side *side, ts_status st, const ts_err *e);  /* lock held */
+void ts_batch_gpu_after(batch *b);                                      /* --device auto, the job done */
 void *ts_batch_gpu_feeder(void *engine_slot_p);
 ts_status ts_batch_engine_to_host(void *batch_p, ts_image *img, ts_err *err);
 

@@ -1,7 +1,7 @@
-/* gpu_feed.c - the GPU side of `run`: the engines (one per entry of
- * --gpus, with nvJPEG set up beside them) and a feeder thread per engine
- * that takes decoded images from the shared queue, keeps a few in flight
- * on its engine and hands finished ones to the encoders. */
+/* gpu_feed.c - the GPU side of `run` once it is started (gpu_start.c):
+ * installing it, and a feeder thread per engine that takes decoded images
+ * from the shared queue, keeps a few in flight on its engine and hands
+ * finished ones to the encoders. */
 #include "batch_internal.h"
 #include "trace_internal.h"
 
@@ -9,54 +9,95 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One engine per entry of --gpus (engine_set.c), a feeder for each. */
-ts_status ts_batch_start_engines(batch *b, ts_err *err)
+/* A phase of the GPU's start, [t0, t1] on the ts_now() clock, into the
+ * report (relative to the run's origin) and the trace's "gpu start" lane. */
+static void phase(batch *b, int lane, double *to, const char *name, double t0, double t1)
 {
-    const ts_batch_opts *o = b->o;
-    int devices[TS_MAX_ENGINES], n_dev = ts_gpu_count(NULL);
-    int n = ts_engine_parse_gpus(o->gpus, n_dev, devices, TS_MAX_ENGINES, err);
-    if (n < 0) return err ? err->status : TS_E_ARG;
-    if (n == 0) return ts_err_set(err, TS_E_DEVICE, "no CUDA device for the GPU engines");
-    /* nvJPEG sets up on a thread of its own while the engines start */
-    if (!(b->codecs = ts_codec_session_create(o->codec, 1, b->wants_jpeg, devices[0])))
-        return ts_err_set(err, TS_E_NOMEM, "out of memory");
-    /* Pinned memory is locked RAM: half the budget at most; images past it
-     * decode into pageable memory (staged, slower). */
-    ts_engine_set_opts eo = { o->streams, o->tile_w, o->tile_h, o->path, o->trace, b->budget / 2, b->chains[1] };
-    ts_status st = ts_engine_set_start(&b->set, &eo, devices, n, err);
-    if (st != TS_OK) return st;
-    for (int k = 0; k < n; k++) {
+    if (t0 <= 0 || t1 < t0) return;
+    to[0] = t0 - b->t_origin;
+    to[1] = t1 - b->t_origin;
+    ts_batch_trace(b, lane, name, t0, t1, 0, -1);
+}
+
+static void record_phases(batch *b, const ts_gpu_side *s)
+{
+    ts_run_phases *p = &b->r->phases;
+    int lane = b->o->trace ? ts_trace_lane(b->o->trace, "gpu start") : 0;
+    phase(b, lane, p->gpu_probe, "find the devices", s->probe[0], s->probe[1]);
+    phase(b, lane, p->gpu_engines, "engines", s->engines[0], s->engines[1]);
+    phase(b, lane, p->gpu_warmup, "warm-up", s->warmup[0], s->warmup[1]);
+    phase(b, lane, p->gpu_rates, "bus and copy rates", s->rates[0], s->rates[1]);
+    phase(b, lane, p->nvjpeg, "nvJPEG", s->nvjpeg[0], s->nvjpeg[1]);
+}
+
+/* The GPU side is done starting (st its outcome): with engines, images
+ * admitted from now on go to it, a feeder thread per engine. Lock held. */
+void ts_batch_gpu_install(batch *b, ts_gpu_side *side, ts_status st, const ts_err *e)
+{
+    ts_batch_result *r = b->r;
+    record_phases(b, side);
+    if (st != TS_OK || side->set.n == 0) {
+        snprintf(r->gpu_note, sizeof r->gpu_note, "no GPU: %.180s", st != TS_OK ? e->msg : side->note);
+        return;
+    }
+    b->gpu_alloc = ts_engine_set_decode_allocator(&side->set);
+    r->peak = side->peak;
+    if (b->o->trace) ts_engine_set_attach_trace(&side->set, b->o->trace);
+    b->decode_ahead = 0;
+    for (int k = 0; k < side->set.n; k++) {
         engine_slot *es = &b->engines[k];
         es->b = b;
-        es->e = b->set.e[k];
+        es->e = side->set.e[k];
         es->index = k;
-        es->depth = 2 * b->set.streams;   /* two images per stream keep every stream busy */
+        es->depth = 2 * side->set.streams;   /* two images per stream keep every stream busy */
+        if (pthread_create(&b->feeders[b->n_feeders], NULL, ts_batch_gpu_feeder, es) != 0) break;
+        b->n_feeders++;
         b->decode_ahead += es->depth;
-        b->r->engine_device[k] = devices[k];
+        r->engine_device[k] = side->set.device[k];
     }
-    b->r->n_engines = n;
-    if (n > 1) {
-        char names[128] = "";
-        for (int k = 0; k < n; k++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%d", k ? "," : "", devices[k]);
-        snprintf(b->r->device + strlen(b->r->device), sizeof b->r->device - strlen(b->r->device), " x %d engines (devices %s)", n, names);
+    if (b->n_feeders == 0) {
+        snprintf(r->gpu_note, sizeof r->gpu_note, "no GPU: cannot start its feeder threads");
+        return;
     }
-    ts_err perr = { 0 };
-    ts_engine_peak_rates(b->set.e[0], &b->r->peak, &perr); /* zeros if it fails: the table then omits shares */
-    if (o->trace) ts_trace_clear(o->trace);   /* drop the warm-up's events */
-    b->decode_alloc = ts_engine_set_decode_allocator(&b->set);
-    /* every engine on the codec's device: decoded pixels and JPEG outputs need not cross the bus */
-    if (ts_engine_set_one_device(&b->set))
-        ts_codec_session_keep_on_device(b->codecs, 1, ts_engine_device_allocator(b->set.e[0]));
-    if (o->codec != TS_CODEC_GPU) return TS_OK;   /* auto: settled where a file first needs it */
-    return ts_codec_session_wait(b->codecs, err);
+    r->n_engines = b->n_feeders;
+    b->gpu = side;
+    __atomic_store_n(&b->gpu_codecs, side->codecs, __ATOMIC_RELEASE);
+    r->phases.gpu_ready = ts_now() - b->t_origin;
+    snprintf(r->gpu_note, sizeof r->gpu_note, "took images from %.2f s on", r->phases.gpu_ready);
+    pthread_cond_broadcast(&b->changed);
+}
+
+/* --device auto, the job done: name what the GPU's start came to, and the
+ * device the run's images went to. Only the run's thread is left. */
+void ts_batch_gpu_after(batch *b)
+{
+    ts_batch_result *r = b->r;
+    if (b->gpu) {
+        if (r->n_on_gpu > 0 && r->n_on_cpu > 0)
+            snprintf(r->device, sizeof r->device, "%.140s and the CPU", b->gpu->device);
+        else if (r->n_on_gpu > 0) snprintf(r->device, sizeof r->device, "%s", b->gpu->device);
+        return;
+    }
+    ts_status st = TS_OK;
+    ts_err e = { 0 };
+    ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, &e);
+    double now = ts_now() - b->t_origin;
+    if (!side) {
+        snprintf(r->gpu_note, sizeof r->gpu_note, "not used: the job ended at %.2f s, before the GPU had started", now);
+        return;
+    }
+    record_phases(b, side);
+    if (st != TS_OK || side->set.n == 0)
+        snprintf(r->gpu_note, sizeof r->gpu_note, "no GPU: %.180s", st != TS_OK ? e.msg : side->note);
+    else snprintf(r->gpu_note, sizeof r->gpu_note, "not used: it was ready at %.2f s, when no image was left to start",
+                  side->ready - b->t_origin);
 }
 
 /* The pixels of an image on the device back to the host, for the CPU writers. */
 ts_status ts_batch_engine_to_host(void *ctx, ts_image *img, ts_err *err)
 {
     batch *b = ctx;
-    return ts_engine_image_to_host(b->set.e[0], img, err);
+    return ts_engine_image_to_host(b->gpu->set.e[0], img, err);
 }
 
 static void device_failed(batch *b, int i, ts_status st, const ts_err *e)
@@ -99,10 +140,10 @@ void *ts_batch_gpu_feeder(void *p)
             ts_err e = { 0 };
             double t0 = ts_now();
             /* A JPEG output that nvJPEG will encode stays on the device. */
-            j->out_on_device = ts_codec_session_on_device(b->codecs) &&
+            j->out_on_device = ts_codec_session_on_device(b->gpu_codecs) &&
                                j->out_format == TS_FMT_JPEG && j->in.c == 3 && j->in.type == TS_U8;
             ts_status st = ts_engine_submit_to(es->e, ts_batch_chain_for(b, j), &j->in, &j->out,
-                                               j->out_on_device ? ts_codec_session_device_allocator(b->codecs) : NULL,
+                                               j->out_on_device ? ts_codec_session_device_allocator(b->gpu_codecs) : NULL,
                                                (void *)(intptr_t)i, i, &e);
             if (st == TS_E_NOMEM && j->out_on_device) {   /* the device is full: the output goes to the host */
                 j->out_on_device = 0;
@@ -136,7 +177,7 @@ void *ts_batch_gpu_feeder(void *p)
             pthread_cond_broadcast(&b->changed);
             continue;
         }
-        if (b->gpu_left == 0 || b->fatal) break;
+        if ((b->gpu_left == 0 && b->to_admit == 0) || b->fatal) break;
         pthread_cond_wait(&b->changed, &b->lock);
     }
     pthread_mutex_unlock(&b->lock);

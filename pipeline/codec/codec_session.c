@@ -34,13 +34,16 @@ struct ts_codec_session {
     ts_gpu_coder *coders[TS_SESSION_WORKERS];
     int coder_failed[TS_SESSION_WORKERS];
     int gpu_decoded, gpu_encoded;
+    double setup_t0, setup_t1;  /* nvJPEG's set-up, on the ts_now() clock (0: none) */
     char note[160];
 };
 
 static void *make_codec(void *p)
 {
     ts_codec_session *s = p;
+    s->setup_t0 = ts_now();
     s->made = ts_gpu_codec_create(s->device, &s->codec, &s->hardware, &s->why);
+    s->setup_t1 = ts_now();
     return NULL;
 }
 
@@ -180,6 +183,12 @@ void ts_codec_session_worker_done(ts_codec_session *s, int w)
 }
 
 const char *ts_codec_session_note(const ts_codec_session *s) { return s->note; }
+
+void ts_codec_session_setup_times(const ts_codec_session *s, double *t0, double *t1)
+{
+    *t0 = s->setup_t0;
+    *t1 = s->setup_t1;
+}
 
 void ts_codec_session_counts(const ts_codec_session *s, int *gpu_decoded, int *gpu_encoded)
 {

@@ -49,6 +49,8 @@ void ts_codec_session_end_decoding(ts_codec_session *s);
 void ts_codec_session_worker_done(ts_codec_session *s, int w);
 /* Which JPEG codec the run used and why ("" when it used none). */
 const char *ts_codec_session_note(const ts_codec_session *s);
+/* When nvJPEG's set-up began and ended (ts_now(); both 0 when it had none). Call after ts_codec_session_wait. */
+void ts_codec_session_setup_times(const ts_codec_session *s, double *t0, double *t1);
 void ts_codec_session_counts(const ts_codec_session *s, int *gpu_decoded, int *gpu_encoded);
 void ts_codec_session_free(ts_codec_session *s);
 

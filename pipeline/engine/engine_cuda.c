@@ -253,6 +253,24 @@ static void engine_release_buffers(ts_engine *e)
     }
 }
 
+/* A trace lane per stream, named after the engine ("gpu1 stream 0"). */
+static void name_lanes(ts_engine *e)
+{
+    for (int i = 0; e->trace && i < e->n_lanes; i++) {
+        char name[64];
+        if (e->name[0]) snprintf(name, sizeof name, "%s stream %d", e->name, i);
+        else if (e->device == 0) snprintf(name, sizeof name, "stream %d", i);
+        else snprintf(name, sizeof name, "gpu %d stream %d", e->device, i);
+        e->lanes[i].trace_lane = ts_trace_lane(e->trace, name);
+    }
+}
+
+void ts_engine_attach_trace(ts_engine *e, ts_trace *t)
+{
+    e->trace = t;
+    name_lanes(e);
+}
+
 ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err)
 {
     *out = NULL;
@@ -298,12 +316,9 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
             break;
         }
         e->n_lanes++;
-        char name[64];
-        if (e->name[0]) snprintf(name, sizeof name, "%s stream %d", e->name, i);
-        else if (device == 0) snprintf(name, sizeof name, "stream %d", i);
-        else snprintf(name, sizeof name, "gpu %d stream %d", device, i);
-        l->trace_lane = e->trace ? ts_trace_lane(e->trace, name) : -1;
+        l->trace_lane = -1;
     }
+    if (st == TS_OK) name_lanes(e);
     if (st == TS_OK && (ce = cudaEventCreate(&e->calib)) != cudaSuccess) st = cuda_fail(ce, "cudaEventCreate", err);
     if (st == TS_OK && (ce = cudaStreamCreateWithFlags(&e->alloc_stream, cudaStreamNonBlocking)) != cudaSuccess)
         st = cuda_fail(ce, "cudaStreamCreate", err);

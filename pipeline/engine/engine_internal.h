@@ -27,6 +27,9 @@ ts_status ts_engine_image_to_host(ts_engine *e, ts_image *img, ts_err *err);
 /* The rates this machine reaches (ts_peak_rates), timed now over three
  * 64 MB copies: ts_batch_run does it at the start of a GPU run. */
 ts_status ts_engine_peak_rates(ts_engine *e, ts_peak_rates *r, ts_err *err);
+/* Stage events from now on go to t (made without a trace, or warmed up
+ * before the run's clock started counting). */
+void ts_engine_attach_trace(ts_engine *e, ts_trace *t);
 /* The CUDA device the engine runs on. */
 int ts_engine_device_index(const ts_engine *e);
 
@@ -49,11 +52,12 @@ typedef struct ts_engine_set {
     int n;
     int streams;                          /* each engine's, after sharing the coefficient slots */
     int pinned_decodes, pageable_decodes; /* where the decode allocator's images landed */
+    double context_s, warmup_s;           /* starting: contexts, streams, pools; loading the kernels */
 } ts_engine_set;
 typedef struct ts_engine_set_opts {
     int streams, tile_w, tile_h;          /* as ts_engine_opts (streams 0 = 3) */
     ts_path path;
-    ts_trace *trace;
+    ts_trace *trace;                      /* NULL: none yet (ts_engine_set_attach_trace) */
     uint64_t pinned_limit;                /* shared by the engines */
     const ts_chain *warm_chain;           /* run once on small images before any stage is timed */
 } ts_engine_set_opts;
@@ -64,6 +68,8 @@ ts_status ts_engine_set_start(ts_engine_set *s, const ts_engine_set_opts *o, con
 int ts_engine_set_one_device(const ts_engine_set *s);
 /* For decoded images: pinned from any engine's pool with room, else pageable. */
 ts_allocator ts_engine_set_decode_allocator(ts_engine_set *s);
+/* Every engine's stage events go to t from now on. */
+void ts_engine_set_attach_trace(ts_engine_set *s, ts_trace *t);
 void ts_engine_set_free(ts_engine_set *s);
 
 #endif

@@ -19,6 +19,8 @@ ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *
 
 void ts_engine_destroy(ts_engine *e) { (void)e; }
 
+void ts_engine_attach_trace(ts_engine *e, ts_trace *t) { (void)e; (void)t; }
+
 /* No pool: a zeroed allocator means malloc and free. */
 ts_allocator ts_engine_allocator(ts_engine *e)
 {

@@ -45,11 +45,15 @@ ts_status ts_engine_set_start(ts_engine_set *s, const ts_engine_set_opts *o, con
         eo.device = devices[k];
         eo.pinned_limit = (size_t)(o->pinned_limit / (uint64_t)n);
         eo.name = n > 1 ? name : NULL;
+        double t0 = ts_now();
         ts_status st = ts_engine_create(&eo, &s->e[k], err);
+        double t1 = ts_now();
+        s->context_s += t1 - t0;
         if (st != TS_OK) return st;
         s->device[k] = devices[k];
         s->n++;
         warm_up(s->e[k], o->warm_chain);
+        s->warmup_s += ts_now() - t1;
     }
     return TS_OK;
 }
@@ -88,6 +92,11 @@ static void decode_free(void *ctx, void *p)
 }
 
 ts_allocator ts_engine_set_decode_allocator(ts_engine_set *s) { return (ts_allocator){ decode_alloc, decode_free, s }; }
+
+void ts_engine_set_attach_trace(ts_engine_set *s, ts_trace *t)
+{
+    for (int k = 0; k < s->n; k++) ts_engine_attach_trace(s->e[k], t);
+}
 
 void ts_engine_set_free(ts_engine_set *s)
 {

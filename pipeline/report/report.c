@@ -78,6 +78,7 @@ static void write_image(FILE *f, const ts_image_result *im)
     fputs(", \"output\": ", f);
     ts_json_string(f, im->output);
     fprintf(f, ", \"status\": \"%s\"", status);
+    if (im->status == TS_OK && !im->skipped) fprintf(f, ", \"backend\": \"%s\"", im->on_gpu ? "gpu" : "cpu");
     if (im->status != TS_OK && !im->skipped) {
         fprintf(f, ", \"error_kind\": \"%s\", \"error\": ", ts_status_name(im->status));
         ts_json_string(f, im->error);
@@ -127,6 +128,43 @@ static void write_options(FILE *f, const ts_batch_opts *o)
             o->shard.count > 1 ? o->shard.count : 1);
 }
 
+/* A phase as [start, end] in seconds from the program's start, or null. */
+static void write_span(FILE *f, const char *name, const double *v, int last)
+{
+    fprintf(f, "\"%s\": ", name);
+    if (v[0] < 0) fputs("null", f);
+    else fprintf(f, "[%.6f, %.6f]", v[0], v[1]);
+    fputs(last ? "" : ", ", f);
+}
+
+static void write_moment(FILE *f, const char *name, double v, int last)
+{
+    fprintf(f, "\"%s\": ", name);
+    if (v < 0) fputs("null", f);
+    else fprintf(f, "%.6f", v);
+    fputs(last ? "" : ", ", f);
+}
+
+static void write_phases(FILE *f, const ts_run_phases *p)
+{
+    fputs("  \"phases_s\": {", f);
+    write_span(f, "program", p->program, 0);
+    write_span(f, "inputs", p->inputs, 0);
+    write_span(f, "gpu_probe", p->gpu_probe, 0);
+    write_span(f, "gpu_engines", p->gpu_engines, 0);
+    fputs("\n               ", f);
+    write_span(f, "gpu_warmup", p->gpu_warmup, 0);
+    write_span(f, "gpu_rates", p->gpu_rates, 0);
+    write_span(f, "nvjpeg", p->nvjpeg, 0);
+    write_moment(f, "gpu_ready", p->gpu_ready, 0);
+    fputs("\n               ", f);
+    write_span(f, "work", p->work, 0);
+    write_moment(f, "first_image", p->first_image, 0);
+    write_moment(f, "last_image", p->last_image, 0);
+    write_span(f, "teardown", p->teardown, 1);
+    fputs("},\n", f);
+}
+
 static void write_summary(FILE *f, const ts_batch_result *r, const ts_trace *t)
 {
     double busy = 0;
@@ -142,6 +180,10 @@ static void write_summary(FILE *f, const ts_batch_result *r, const ts_trace *t)
     fprintf(f, "  \"wall_s\": %.6f, \"images_per_s\": %.3f, \"megapixels_per_s\": %.3f,\n", r->wall_s,
             rate(r->n_ok, r->wall_s), rate((double)r->pixels_in / 1e6, r->wall_s));
     fprintf(f, "  \"setup_s\": %.6f, \"work_s\": %.6f, \"finish_s\": %.6f,\n", r->setup_s, r->work_s, r->finish_s);
+    fprintf(f, "  \"images_on_gpu\": %d, \"images_on_cpu\": %d, \"gpu_note\": ", r->n_on_gpu, r->n_on_cpu);
+    ts_json_string(f, r->gpu_note);
+    fputs(",\n", f);
+    write_phases(f, &r->phases);
     fprintf(f, "  \"overlap_efficiency\": %.3f,\n", rate(busy, t ? ts_trace_span(t) : 0));
     if (r->peak.d2d_gbps > 0)
         fprintf(f, "  \"measured_peak\": {\"h2d_GBps\": %.2f, \"d2h_GBps\": %.2f, \"device_copy_GBps\": %.1f},\n",
