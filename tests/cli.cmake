@@ -23,3 +23,7 @@ set_tests_properties(test_cli_thumbnails PROPERTIES LABELS cpu)
 add_test(NAME test_cli_backends COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_cli_backends.sh $<TARGET_FILE:tilestream_cli>
          ${PROJECT_SOURCE_DIR} $<TARGET_FILE:json_check>)
 set_tests_properties(test_cli_backends PROPERTIES LABELS cpu)
+# With a GPU: a mixed --device auto job writes each image as its backend's pure run does.
+add_test(NAME test_gpu_backends COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_gpu_backends.sh $<TARGET_FILE:tilestream_cli>
+         ${PROJECT_SOURCE_DIR} $<TARGET_FILE:json_check>)
+set_tests_properties(test_gpu_backends PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)

@@ -16,12 +16,13 @@ static void phase(batch *b, int lane, double *to, const char *name, double t0, d
     if (t0 <= 0 || t1 < t0) return;
     to[0] = t0 - b->t_origin;
     to[1] = t1 - b->t_origin;
-    ts_batch_trace(b, lane, name, t0, t1, 0, -1);
+    ts_batch_trace(b, lane, name, t0, t1, 0, TS_TRACE_PHASE);
 }
 
 static void record_phases(batch *b, const ts_gpu_side *s)
 {
     ts_run_phases *p = &b->r->phases;
+    if (p->gpu_probe[0] >= 0) return;   /* once */
     int lane = b->o->trace ? ts_trace_lane(b->o->trace, "gpu start") : 0;
     phase(b, lane, p->gpu_probe, "find the devices", s->probe[0], s->probe[1]);
     phase(b, lane, p->gpu_engines, "engines", s->engines[0], s->engines[1]);

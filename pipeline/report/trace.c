@@ -156,7 +156,7 @@ int ts_trace_summary(const ts_trace *t, ts_stage_stat *out, int max)
     }
     for (size_t i = 0; i < t->n; i++) {
         const trace_event *e = &t->ev[i];
-        if (e->stage >= n) continue;
+        if (e->stage >= n || e->image == TS_TRACE_PHASE) continue;
         ts_stage_stat *s = &out[e->stage];
         s->count++;
         s->busy_s += e->t1 - e->t0;
@@ -164,24 +164,28 @@ int ts_trace_summary(const ts_trace *t, ts_stage_stat *out, int max)
         if (e->t0 < s->first_s) s->first_s = e->t0;
         if (e->t1 > s->last_s) s->last_s = e->t1;
     }
+    /* stages with no event left (cleared, or phases only) are not listed */
+    int kept = 0;
     for (int i = 0; i < n; i++)
-        if (out[i].count == 0) out[i].first_s = out[i].last_s = 0;
+        if (out[i].count > 0) out[kept++] = out[i];
     trace_unlock(t);
-    return n;
+    return kept;
 }
 
-/* Earliest start and latest end over all events; 0 when there are none. */
-static int trace_bounds(const ts_trace *t, double *lo, double *hi)
+/* Earliest start and latest end over all events (the phases' too, when
+ * with_phases); 0 when there are none. */
+static int trace_bounds(const ts_trace *t, double *lo, double *hi, int with_phases)
 {
-    if (t->n == 0) {
-        *lo = *hi = 0;
-        return 0;
-    }
     *lo = INFINITY;
     *hi = -INFINITY;
     for (size_t i = 0; i < t->n; i++) {
+        if (!with_phases && t->ev[i].image == TS_TRACE_PHASE) continue;
         if (t->ev[i].t0 < *lo) *lo = t->ev[i].t0;
         if (t->ev[i].t1 > *hi) *hi = t->ev[i].t1;
+    }
+    if (*lo > *hi) {
+        *lo = *hi = 0;
+        return 0;
     }
     return 1;
 }
@@ -191,7 +195,7 @@ double ts_trace_span(const ts_trace *t)
     if (!t) return 0;
     double lo, hi;
     trace_lock(t);
-    trace_bounds(t, &lo, &hi);
+    trace_bounds(t, &lo, &hi, 0);
     trace_unlock(t);
     return hi - lo;
 }
@@ -227,6 +231,7 @@ double ts_trace_busy(const ts_trace *t, const char *stages)
     size_t m = 0;
     for (size_t i = 0; iv && i < t->n; i++) {
         const trace_event *e = &t->ev[i];
+        if (e->image == TS_TRACE_PHASE) continue;
         int listed = !list || stage_listed(list, t->stages.names[e->stage]);
         if (listed == invert && list) continue;
         iv[2 * m] = e->t0;
@@ -366,7 +371,7 @@ ts_status ts_trace_write_chrome(const ts_trace *t, const char *path, ts_err *err
     FILE *f = o.f;
     trace_lock(t);
     double lo, hi;
-    trace_bounds(t, &lo, &hi);
+    trace_bounds(t, &lo, &hi, 1);
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
     fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"tilestream\"}}", f);
     int *pid = malloc(sizeof *pid * (size_t)(t->lanes.n ? t->lanes.n : 1));
@@ -553,7 +558,7 @@ ts_status ts_trace_write_svg(const ts_trace *t, const char *path, ts_err *err)
         return ts_err_set(err, TS_E_NOMEM, "%s: out of memory for %zu events", path, n);
     }
     double lo, hi;
-    trace_bounds(t, &lo, &hi);
+    trace_bounds(t, &lo, &hi, 1);
     for (size_t i = 0; i < n; i++) {
         const trace_event *e = &t->ev[i];
         b[i] = (svg_box){e->t0, e->t1, e->bytes, e->t1 - e->t0, e->lane, e->stage, 1};

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# test_gpu_backends.sh - on a machine with a GPU: a --device auto job long
+# enough for the GPU to join writes, for every image, exactly the bytes of
+# the backend its report names (--device cpu's or --device gpu's); and a
+# one-photo job, which ends before the GPU has started, exits with its
+# output written. Exit 77 (skipped) without a GPU.
+#   test_gpu_backends.sh TILESTREAM SRCDIR JSON_CHECK
+. "$(dirname "$0")/cli_common.sh"
+json_check=$3
+"$ts" --version | grep -q '^auto *gpu:' || { echo "no GPU: skipped"; exit 77; }
+
+mkdir -p "$work/in" "$work/one"
+for i in $(seq -w 1 96); do
+    if [ $((10#$i % 2)) = 0 ]; then ln -s "$src/samples/photos/astronaut.jpg" "$work/in/a$i.jpg"
+    else ln -s "$src/samples/photos/coffee-orient6.jpg" "$work/in/c$i.jpg"; fi
+done
+ops="resize=w=2400:h=2400,gauss=sigma=3,matrix=sepia"
+expect_rc 0 "cpu" "$ts" run "$work/in" -o "$work/cpu" --ops "$ops" --device cpu -q
+expect_rc 0 "gpu" "$ts" run "$work/in" -o "$work/gpu" --ops "$ops" --device gpu -q
+expect_rc 0 "auto" "$ts" run "$work/in" -o "$work/auto" --ops "$ops" --device auto -q --report "$work/r.json"
+check "report is valid JSON" "$json_check" "$work/r.json"
+n=0
+while read -r name backend; do
+    n=$((n + 1))
+    cmp -s "$work/auto/in/$name" "$work/$backend/in/$name" || fail "$name: not the $backend backend's bytes"
+done < <(grep -o '"output": "[^"]*", "status": "ok", "backend": "[a-z]*"' "$work/r.json" |
+         sed 's#.*/\([^/"]*\)", "status": "ok", "backend": "\([a-z]*\)"#\1 \2#')
+[ "$n" = 96 ] || fail "the report names the backend of $n images of 96"
+echo "auto: $(grep -o '"images_on_gpu": [0-9]*, "images_on_cpu": [0-9]*' "$work/r.json"); $(grep -o '"gpu_note": "[^"]*"' "$work/r.json")"
+
+# one photo: the CPU finishes it long before the GPU has started; the process must not wait or hang
+ln -s "$src/samples/photos/astronaut.jpg" "$work/one/a.jpg"
+expect_rc 0 "one photo, auto" timeout 60 "$ts" run "$work/one" -o "$work/one-out" --ops "$ops" --device auto -v \
+    --report "$work/one.json"
+[ -s "$work/one-out/one/a.jpg" ] || fail "one photo: not written"
+cat "$work/out.txt"
+finish test_gpu_backends
