@@ -192,6 +192,13 @@ ts_status ts_chain_prepend_orientation(ts_chain *chain, int orientation, ts_err 
  * in *out the chain to run on the reduced image (orientation, a resize to
  * the size the first op would have made, the rest); else 1 and NULL. */
 int ts_chain_shrink_on_load(const ts_chain *chain, int w, int h, int orientation, ts_chain **out);
+/* The chain an image runs (pipeline/plan/shrink.c): chain with the EXIF
+ * orientation applied first (a value outside 1..8 counts as 1) and, when
+ * shrink is 1 and the chain starts by shrinking an image of w x h stored
+ * pixels, the shrink on load above (*scale 2, 4 or 8). *out is NULL where
+ * that is chain itself (orientation 1, no shrink), else a new chain. */
+ts_status ts_chain_for_image(const ts_chain *chain, int w, int h, int orientation, int shrink, int *scale,
+                             ts_chain **out, ts_err *err);
 /* The chain `compare` runs when given none: an upscale, a rotation and a
  * downscale, each with a texture path. */
 const char *ts_chain_compare_default(void);

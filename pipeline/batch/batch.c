@@ -82,21 +82,18 @@ void ts_batch_trace(batch *b, int lane, const char *stage, double t0, double t1,
 
 size_t ts_batch_image_bytes(const ts_image *img) { return (size_t)img->w * (size_t)img->h * ts_pixel_bytes(img); }
 
-const ts_chain *ts_batch_chain_for(batch *b, const job *j)
-{
-    if (j->chain) return j->chain;
-    int o = b->o->keep_orientation ? 1 : j->in.orientation;
-    return b->chains[o >= 1 && o <= 8 ? o : 1];
-}
+const ts_chain *ts_batch_chain_for(batch *b, const job *j) { return j->chain ? j->chain : b->chain; }
 
-/* Shrink on load (ts_chain_shrink_on_load) for a JPEG of w x h stored
- * pixels with orientation o: the DCT scale, and in *chain the chain for
- * the reduced image; 1 = decode whole. nvJPEG decodes whole images only. */
-static int shrink_plan(batch *b, int w, int h, int o, ts_chain **chain)
+/* Job i's chain (ts_chain_for_image) for an image of w x h stored pixels
+ * with EXIF orientation o: the orientation first, unless
+ * --keep-orientation, and shrink on load where shrink allows (a JPEG of 8
+ * bits; nvJPEG decodes whole images only, and --no-shrink-on-load). */
+static void plan_chain(batch *b, job *j, int w, int h, int o, int shrink)
 {
-    *chain = NULL;
-    if (b->o->no_shrink_on_load || b->o->codec == TS_CODEC_GPU) return 1;
-    return ts_chain_shrink_on_load(b->chains[1], w, h, b->o->keep_orientation ? 1 : o, chain);
+    ts_chain_free(j->chain);
+    j->orientation = b->o->keep_orientation ? 1 : o;
+    shrink = shrink && !b->o->no_shrink_on_load && b->o->codec != TS_CODEC_GPU;
+    if (ts_chain_for_image(b->chain, w, h, j->orientation, shrink, &j->scale, &j->chain, NULL) != TS_OK) j->scale = 1;
 }
 
 /* ---------------------------------------------------------------- probing */
@@ -114,20 +111,21 @@ static void probe(batch *b, int i)
     ts_image_info info;
     ts_err e = { 0 };
     j->scale = 1;
+    j->orientation = 1;
     if (ts_image_probe(res->input, &info, &e) != TS_OK) {
         j->cost = file_size(res->input);
         return;
     }
-    if (info.format == TS_FMT_JPEG && info.bit_depth == 8) j->scale = shrink_plan(b, info.w, info.h, info.orientation, &j->chain);
+    plan_chain(b, j, info.w, info.h, info.orientation, info.format == TS_FMT_JPEG && info.bit_depth == 8);
     /* Progressive JPEGs are for nvJPEG too: not its hardware decoder, but
      * its GPU_HYBRID backend, which leaves the cores nearly free where
      * libjpeg-turbo keeps them busy (codec_nvjpeg.c). */
     j->cpu_decode = info.format != TS_FMT_JPEG || info.c != 3 || info.bit_depth != 8;
-    int c = info.c, o = b->o->keep_orientation ? 1 : info.orientation;
+    int c = info.c;
     uint64_t w = ((uint64_t)info.w + (uint64_t)j->scale - 1) / (uint64_t)j->scale;
     uint64_t h = ((uint64_t)info.h + (uint64_t)j->scale - 1) / (uint64_t)j->scale;
     uint64_t px = (uint64_t)c * (uint64_t)info.type, in = w * h * px, out = in;
-    const ts_chain *chain = j->chain ? j->chain : b->chains[o >= 1 && o <= 8 ? o : 1];
+    const ts_chain *chain = ts_batch_chain_for(b, j);
     int ow = 0, oh = 0;
     if (ts_chain_out_size(chain, (int)w, (int)h, c, &ow, &oh, NULL) == TS_OK) out = (uint64_t)ow * (uint64_t)oh * px;
     j->cost = in + out;
@@ -145,6 +143,8 @@ static int sizes_within_limit(batch *b, int i)
     job *j = &b->jobs[i];
     if (j->in.exif_dropped)
         snprintf(b->r->images[i].warning, sizeof b->r->images[i].warning, "its EXIF block does not parse: not copied");
+    /* the header the probe read (if it could) said another orientation: the decoded image's holds */
+    if (!b->o->keep_orientation && j->in.orientation != j->orientation) plan_chain(b, j, 0, 0, j->in.orientation, 0);
     ts_err e = { 0 }, named;
     ts_status st = ts_chain_check_pixels(ts_batch_chain_for(b, j), j->in.w, j->in.h, j->in.c, b->o->max_pixels, &e);
     if (st == TS_OK) return 1;
@@ -384,7 +384,7 @@ static int cpu_count(void)
 
 static void batch_cleanup(batch *b)
 {
-    for (int i = 0; i < 9; i++) ts_chain_free(b->chains[i]);
+    ts_chain_free(b->chain);
     ts_codec_session_free(b->cpu_codecs);
     ts_gpu_start_release(b->gpu_start, b->o->background_release);
     if (b->jobs && b->r->images)
@@ -543,11 +543,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     phases_clear(&r->phases);
     if (b.t_origin < t_start) { r->phases.program[0] = 0; r->phases.program[1] = t_start - b.t_origin; }
 
-    ts_status st = TS_OK;
-    for (int k = 1; k <= 8 && st == TS_OK; k++) {
-        st = ts_chain_parse(o->chain_text ? o->chain_text : "", &b.chains[k], err);
-        if (st == TS_OK) st = ts_chain_prepend_orientation(b.chains[k], k, err);
-    }
+    ts_status st = ts_chain_parse(o->chain_text ? o->chain_text : "", &b.chain, err);
     if (st == TS_OK && !o->outdir) st = ts_err_set(err, TS_E_ARG, "no output folder (-o OUTDIR)");
     if (st == TS_OK) st = ts_outputs_check_before_work(o, err);
     memset(b.background, 255, sizeof b.background);

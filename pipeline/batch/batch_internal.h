@@ -33,7 +33,8 @@ typedef struct job {
     int reserved;
     int on_gpu;               /* its backend, chosen at admission */
     int scale;                /* decode at 1/scale (shrink on load); 1 = whole */
-    ts_chain *chain;          /* this image's chain when shrunk on load, else NULL */
+    int orientation;          /* the EXIF orientation its chain applies (1 = none) */
+    ts_chain *chain;          /* its chain (orientation, shrink on load), or NULL: the run's */
     int out_on_device;        /* out stays on the GPU for nvJPEG to encode */
     int cpu_decode;           /* not for nvJPEG (not JPEG, not 3 channels, 12-bit): libjpeg-turbo's */
 } job;
@@ -59,7 +60,7 @@ typedef struct batch {
     const ts_batch_opts *o;
     ts_batch_result *r;
     job *jobs;
-    ts_chain *chains[9];      /* [orientation]: the chain with that EXIF orientation applied */
+    ts_chain *chain;          /* the run's chain, parsed; each image's is made from it (job.chain) */
     int mode;                 /* RUN_CPU, RUN_GPU, RUN_CPU_THEN_GPU */
     ts_gpu_start *gpu_start;  /* the GPU side being made, or made */
     int gpu_arrived;          /* its start is done: the run may install it */

@@ -77,3 +77,34 @@ int ts_chain_shrink_on_load(const ts_chain *chain, int w, int h, int orientation
     *out = c;
     return scale;
 }
+
+/* A copy of chain with orientation o in front. */
+static ts_chain *oriented_copy(const ts_chain *chain, int o, ts_err *err)
+{
+    ts_chain *c = calloc(1, sizeof *c);
+    if (!c || !(c->ops = calloc((size_t)chain->n + 1, sizeof *c->ops))) {
+        free(c);
+        ts_err_set(err, TS_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    int ok = 1;
+    for (int i = 0; i < chain->n; i++, c->n++) ok &= ts_user_op_copy(&c->ops[i], &chain->ops[i]);
+    if (!ok || ts_chain_prepend_orientation(c, o, err) != TS_OK) {
+        ts_chain_free(c);
+        ts_err_set(err, TS_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    return c;
+}
+
+ts_status ts_chain_for_image(const ts_chain *chain, int w, int h, int orientation, int shrink, int *scale,
+                             ts_chain **out, ts_err *err)
+{
+    *scale = 1;
+    *out = NULL;
+    int o = orientation >= 1 && orientation <= 8 ? orientation : 1;   /* a value past 8 is no orientation */
+    if (shrink && w > 0 && h > 0 && (*scale = ts_chain_shrink_on_load(chain, w, h, o, out)) > 1) return TS_OK;
+    *scale = 1;
+    if (o == 1) return TS_OK;
+    return (*out = oriented_copy(chain, o, err)) ? TS_OK : TS_E_NOMEM;
+}
