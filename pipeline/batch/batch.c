@@ -144,7 +144,11 @@ static int sizes_within_limit(batch *b, int i)
     if (j->in.exif_dropped)
         snprintf(b->r->images[i].warning, sizeof b->r->images[i].warning, "its EXIF block does not parse: not copied");
     /* the header the probe read (if it could) said another orientation: the decoded image's holds */
-    if (!b->o->keep_orientation && j->in.orientation != j->orientation) plan_chain(b, j, 0, 0, j->in.orientation, 0);
+    if (!b->o->keep_orientation && j->in.orientation != j->orientation) {
+        int scale = j->scale;   /* decoded at it already */
+        plan_chain(b, j, 0, 0, j->in.orientation, 0);
+        j->scale = scale;
+    }
     ts_err e = { 0 }, named;
     ts_status st = ts_chain_check_pixels(ts_batch_chain_for(b, j), j->in.w, j->in.h, j->in.c, b->o->max_pixels, &e);
     if (st == TS_OK) return 1;
