@@ -138,27 +138,31 @@ static int unknown_option(const char *command, unsigned bit, const char *arg, in
     return EXIT_USAGE;
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
+/* A number with a range of its own (tilestream.h's ts_option): the
+ * library's check, so that the message and the range are the ones every
+ * other side gives. */
+static int take_number(const char *command, ts_option opt, const char *v, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
+    ts_err e = { 0 };
+    return ts_option_parse(opt, v, out, &e) == TS_OK ? 0 : bad_usage(command, "%s", e.msg);
 }
 
-static int parse_size(const char *s, int *w, int *h)
+/* "WxH", each side in TS_OPT_TILE's range (--tile, and bench's --size). */
+static int take_size(const char *command, const char *flag, const char *s, int *w, int *h)
 {
-    char *end;
-    long a = strtol(s, &end, 10);
-    if (end == s || (*end != 'x' && *end != 'X')) return 0;
-    char *end2;
-    long b = strtol(end + 1, &end2, 10);
-    if (end2 == end + 1 || *end2 || a < 1 || b < 1 || a > 1 << 20 || b > 1 << 20) return 0;
+    const ts_option_range *r = ts_option_range_of(TS_OPT_TILE);
+    char *end, *end2 = NULL;
+    errno = 0;
+    long a = strtol(s, &end, 10), b = 0;
+    if (end != s && (*end == 'x' || *end == 'X')) b = strtol(end + 1, &end2, 10);
+    if (!end2 || end2 == end + 1 || *end2 || errno || a < r->min || a > r->max || b < r->min || b > r->max) {
+        fprintf(stderr, "tilestream %s: %s wants WxH, each side in %d..%d, not '%s'\n(see `tilestream %s --help`)\n",
+                command, flag, r->min, r->max, s, command);
+        return EXIT_USAGE;
+    }
     *w = (int)a;
     *h = (int)b;
-    return 1;
+    return 0;
 }
 
 /* "4G", "512M", "64k", "1000000": bytes (K, M, G, T are powers of 1024). */
@@ -222,7 +226,6 @@ static int read_chain_file(const char *command, cli_opts *o)
 /* Options with a value: check it and store it. 0 or EXIT_USAGE. */
 static int take_value(const char *command, int id, const char *v, cli_opts *o)
 {
-    long n;
     switch (id) {
     case O_OPS: o->ops = v; return 0;
     case 'o': o->outdir = v; return 0;
@@ -237,35 +240,18 @@ static int take_value(const char *command, int id, const char *v, cli_opts *o)
         else if (!strcmp(v, "texture")) o->path = TS_PATH_TEXTURE;
         else return bad_usage(command, "--path is global or texture, not '%s'", v);
         return 0;
-    case O_STREAMS:
-        if (!parse_int(v, 1, 16, &n)) return bad_usage(command, "--streams wants 1..16, not '%s'", v);
-        o->streams = (int)n;
-        return 0;
-    case O_TILE:
-        return parse_size(v, &o->tile_w, &o->tile_h) ? 0 : bad_usage(command, "--tile wants WxH, not '%s'", v);
-    case O_SIZE:
-        return parse_size(v, &o->bench_w, &o->bench_h) ? 0 : bad_usage(command, "--size wants WxH, not '%s'", v);
-    case 'j':
-        if (!parse_int(v, 1, 256, &n)) return bad_usage(command, "--jobs wants 1..256, not '%s'", v);
-        o->jobs = (int)n;
-        return 0;
+    case O_STREAMS: return take_number(command, TS_OPT_STREAMS, v, &o->streams);
+    case O_TILE: return take_size(command, "--tile", v, &o->tile_w, &o->tile_h);
+    case O_SIZE: return take_size(command, "--size", v, &o->bench_w, &o->bench_h);
+    case 'j': return take_number(command, TS_OPT_JOBS, v, &o->jobs);
     case O_FORMAT:
         if (!strcmp(v, "same")) o->format = TS_FMT_UNKNOWN;
         else if ((o->format = ts_format_from_name(v)) == TS_FMT_UNKNOWN)
             return bad_usage(command, "--format is same, png, jpg, bmp, tga or hdr, not '%s'", v);
         return 0;
-    case O_QUALITY:
-        if (!parse_int(v, 1, 100, &n)) return bad_usage(command, "--quality wants 1..100, not '%s'", v);
-        o->quality = (int)n;
-        return 0;
-    case O_PNG_LEVEL:
-        if (!parse_int(v, 0, 9, &n)) return bad_usage(command, "--png-level wants 0..9, not '%s'", v);
-        o->png_level = (int)n;
-        return 0;
-    case O_REPS:
-        if (!parse_int(v, 1, 100000, &n)) return bad_usage(command, "--reps wants a positive number, not '%s'", v);
-        o->reps = (int)n;
-        return 0;
+    case O_QUALITY: return take_number(command, TS_OPT_QUALITY, v, &o->quality);
+    case O_PNG_LEVEL: return take_number(command, TS_OPT_PNG_LEVEL, v, &o->png_level);
+    case O_REPS: return take_number(command, TS_OPT_REPS, v, &o->reps);
     case O_MAX_PIXELS: {
         char *end;
         errno = 0;

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CB_DEFAULT_REPS = 5, CB_MAX_REPS = 1000, CB_C = 3 };
+enum { CB_DEFAULT_REPS = 5, CB_C = 3 };
 
 typedef struct cpu_bench {
     const ts_bench_opts *opts;
@@ -342,8 +342,9 @@ ts_status ts_bench_cpu(const ts_bench_opts *opts, int threads, char **json, ts_e
     b.opts = opts;
     b.w = opts->w > 0 ? opts->w : 6000;
     b.h = opts->h > 0 ? opts->h : 4000;
-    b.reps = opts->reps > 0 ? (opts->reps < CB_MAX_REPS ? opts->reps : CB_MAX_REPS) : CB_DEFAULT_REPS;
+    b.reps = opts->reps ? opts->reps : CB_DEFAULT_REPS;
     if (json) *json = NULL;
+    if (ts_option_check(TS_OPT_REPS, b.reps, err) != TS_OK) return TS_E_ARG;
     if (b.w < 2 || b.h < 2 || b.w > 65536 || b.h > 65536 || (double)b.w * b.h > 4e8)
         return ts_err_set(err, TS_E_ARG, "bench cpu: image size %dx%d (2..65536 each way, 400 MP at most)", b.w, b.h);
     b.pool = ts_pool_create(threads);

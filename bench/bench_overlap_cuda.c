@@ -334,7 +334,8 @@ ts_status ts_bench_overlap(const ts_bench_opts *opts, char **json, ts_err *err)
     b.o = opts;
     if (json) *json = NULL;
     int w = opts && opts->w > 0 ? opts->w : 3840, h = opts && opts->h > 0 ? opts->h : 2160;
-    int reps = opts && opts->reps > 0 ? opts->reps : 3;
+    int reps = opts && opts->reps ? opts->reps : 3;
+    if (ts_option_check(TS_OPT_REPS, reps, err) != TS_OK) return TS_E_ARG;
     char name[160];
     if (!ts_gpu_probe(name, sizeof name, err)) return err ? err->status : TS_E_DEVICE;
     ts_chain *chain = NULL;

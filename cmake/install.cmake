@@ -1,12 +1,14 @@
-# cmake --install puts the library, its public headers (include/tilestream/),
-# a CMake package (find_package(tilestream) -> tilestream::tilestream) and a
-# pkg-config file (tilestream.pc) under the prefix. The library is static:
-# the package finds its dependencies again, and pkg-config lists them in
-# Requires and Libs, so that `cc app.c $(pkg-config --cflags --libs
-# tilestream)` links without --static.
+# cmake --install puts the libraries (libtilestream.a and libtilestream.so
+# with its SONAME links), the public headers (include/tilestream/), a CMake
+# package (find_package(tilestream) -> tilestream::tilestream, the static
+# library, and tilestream::tilestream_shared) and a pkg-config file
+# (tilestream.pc) under the prefix. pkg-config links the shared library,
+# which names its own dependencies: `cc app.c $(pkg-config --cflags --libs
+# tilestream)`. What the static library needs besides is in Requires.private
+# and Libs.private (`pkg-config --static`).
 include(CMakePackageConfigHelpers)
 
-install(TARGETS tilestream EXPORT tilestreamTargets
+install(TARGETS tilestream tilestream_shared EXPORT tilestreamTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${TS_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilestream)
@@ -21,12 +23,26 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tilestreamConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/tilestreamConfigVersion.cmake
         DESTINATION ${TS_CMAKE_DIR})
 
+# Libs.private: what linking libtilestream.a takes besides libpng and
+# libjpeg (Requires.private). Its CUDA objects are C++ (libstdc++) and call
+# the CUDA runtime and the CUDA libraries the build found.
 set(TS_PC_LIBS_PRIVATE "-lpthread -lm")
 if(TS_HAVE_CUDA)
-  string(APPEND TS_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+  string(APPEND TS_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR}")
+  if(TS_HAVE_NVJPEG)
+    string(APPEND TS_PC_LIBS_PRIVATE " -lnvjpeg")
+  endif()
+  if(TS_HAVE_NPP)
+    string(APPEND TS_PC_LIBS_PRIVATE " -lnppif -lnppig -lnppicc -lnppitc")
+    if(TARGET CUDA::nppidei)
+      string(APPEND TS_PC_LIBS_PRIVATE " -lnppidei")
+    endif()
+    string(APPEND TS_PC_LIBS_PRIVATE " -lnppc")
+  endif()
+  string(APPEND TS_PC_LIBS_PRIVATE " -lcudart -lstdc++")
 endif()
 set(TS_PC_CFLAGS "")
-foreach(def IN ITEMS STB CUDA NPP)
+foreach(def IN ITEMS STB CUDA NVJPEG NPP)
   if(TS_HAVE_${def})
     string(APPEND TS_PC_CFLAGS " -DTS_HAVE_${def}=1")
   endif()

@@ -131,8 +131,51 @@ ts_status ts_image_load(const char *path, const ts_load_opts *opts,
 ts_status ts_image_load_scaled(const char *path, const ts_load_opts *opts, int scale,
                                ts_image *img, ts_err *err);
 
+/* ------------------------------------------------------- option ranges
+ * (pipeline/options.c) Each option's range and default, written once, and
+ * one check: the command line, the save path (CPU and GPU writers) and the
+ * benches use it, ts_batch_opts_check applies it to a whole ts_batch_opts.
+ * An out-of-range value is the same error everywhere, never a silent
+ * default or a clamp. */
+#define TS_JPEG_QUALITY_MIN 1
+#define TS_JPEG_QUALITY_MAX 100
 #define TS_JPEG_QUALITY_DEFAULT 90
+#define TS_PNG_LEVEL_MIN 0
+#define TS_PNG_LEVEL_MAX 9
 #define TS_PNG_LEVEL_DEFAULT 3
+#define TS_STREAMS_MIN 1
+#define TS_STREAMS_MAX 16          /* one constant-memory coefficient bank each (TSK_SLOTS) */
+#define TS_STREAMS_DEFAULT 3
+#define TS_JOBS_MAX 256            /* codec threads; the default (0) is every core */
+#define TS_TILE_SIDE_MAX (1 << 20) /* --tile WxH and bench --size WxH, each side */
+#define TS_REPS_MAX 10000          /* timed runs of compare and bench; each has its own default */
+
+typedef enum ts_option {
+    TS_OPT_QUALITY = 0,   /* --quality: JPEG quality */
+    TS_OPT_PNG_LEVEL,     /* --png-level: zlib level */
+    TS_OPT_STREAMS,       /* --streams: GPU streams */
+    TS_OPT_JOBS,          /* --jobs: codec threads */
+    TS_OPT_TILE,          /* --tile: a side of the output tile */
+    TS_OPT_REPS,          /* --reps: timed runs */
+    TS_OPT_COUNT
+} ts_option;
+
+typedef struct ts_option_range {
+    const char *flag;     /* the command line's name: "--quality" */
+    const char *what;     /* what it sets: "JPEG quality" */
+    int min, max;
+    int def;              /* the default (TS_OPT_JOBS: 0, every core; TS_OPT_TILE and
+                             TS_OPT_REPS: 0, chosen by the engine or the benchmark) */
+} ts_option_range;
+
+/* The range and default of opt; NULL for a number that is no option. */
+const ts_option_range *ts_option_range_of(ts_option opt);
+/* TS_OK when value is in opt's range, else TS_E_ARG with "JPEG quality 101
+ * is not in 1..100 (--quality)". */
+ts_status ts_option_check(ts_option opt, long value, ts_err *err);
+/* text as opt's value: a whole number in its range into *value, else
+ * TS_E_ARG naming the option and its range, as ts_option_check. */
+ts_status ts_option_parse(ts_option opt, const char *text, int *value, ts_err *err);
 
 typedef struct ts_save_opts {
     ts_format format;   /* TS_FMT_UNKNOWN = from the path's extension */
@@ -490,6 +533,10 @@ typedef struct ts_batch_result {
  * status) when some failed; fatal problems (no inputs, bad chain, device
  * lost) also return an error, with r filled as far as it got. */
 ts_status ts_batch_run(const ts_batch_opts *opts, ts_batch_result *r, ts_err *err);
+/* (pipeline/options.c) The numbers of opts against their ranges (quality,
+ * png_level, streams, jobs, tile_w x tile_h; each may also be its "default"
+ * value: 0, or -1 for png_level): TS_OK, or TS_E_ARG as ts_option_check. */
+ts_status ts_batch_opts_check(const ts_batch_opts *opts, ts_err *err);
 void ts_batch_result_free(ts_batch_result *r);
 /* Threads that finished runs left behind: a GPU still starting when a job
  * ended first (--device auto), a GPU side being released in the background

@@ -476,8 +476,8 @@ static ts_status run_threads(batch *b, ts_err *err)
 {
     const ts_batch_opts *o = b->o;
     ts_status st = TS_OK;
-    pthread_t threads[256];
-    worker_arg args[256];
+    pthread_t threads[TS_JOBS_MAX];
+    worker_arg args[TS_JOBS_MAX];
     int started = 0;
     for (int w = 0; w < b->nworkers; w++) {
         char lane[32];
@@ -547,7 +547,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     phases_clear(&r->phases);
     if (b.t_origin < t_start) { r->phases.program[0] = 0; r->phases.program[1] = t_start - b.t_origin; }
 
-    ts_status st = ts_chain_parse(o->chain_text ? o->chain_text : "", &b.chain, err);
+    ts_status st = ts_batch_opts_check(o, err);
+    if (st == TS_OK) st = ts_chain_parse(o->chain_text ? o->chain_text : "", &b.chain, err);
     if (st == TS_OK && !o->outdir) st = ts_err_set(err, TS_E_ARG, "no output folder (-o OUTDIR)");
     if (st == TS_OK) st = ts_outputs_check_before_work(o, err);
     memset(b.background, 255, sizeof b.background);
@@ -646,8 +647,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         return st;
     }
 
-    b.nworkers = o->jobs > 0 ? o->jobs : cpu_count();
-    if (b.nworkers > 256) b.nworkers = 256;
+    b.nworkers = o->jobs > 0 ? o->jobs : cpu_count();   /* --jobs is at most TS_JOBS_MAX (ts_batch_opts_check) */
+    if (b.nworkers > TS_JOBS_MAX) b.nworkers = TS_JOBS_MAX;
     if (b.mode != RUN_GPU && (b.pool = ts_pool_create(b.nworkers)) != NULL) {   /* NULL: each image on its worker's thread */
         /* decodes and outputs reuse the pixels of finished images; idle ones
          * beyond an eighth of the budget go back to the system */

@@ -167,23 +167,25 @@ static ts_status check_image(const char *path, const ts_image *img, ts_err *err)
 
 typedef ts_save_opts save_params;
 
+/* opt's value v for the save of path: TS_OK, or the range's error naming path */
+static ts_status check_save_option(const char *path, ts_option opt, int v, ts_err *err)
+{
+    ts_err e = { 0 };
+    if (ts_option_check(opt, v, &e) == TS_OK) return TS_OK;
+    return ts_err_set(err, TS_E_ARG, "%s: %s", path, e.msg);
+}
+
 ts_status ts_save_opts_resolve(const char *path, const ts_save_opts *opts, ts_save_opts *p, ts_err *err)
 {
     p->format = opts && opts->format != TS_FMT_UNKNOWN ? opts->format : ts_format_from_path(path);
     p->quality = opts && opts->quality ? opts->quality : TS_JPEG_QUALITY_DEFAULT;
-    p->png_level = opts ? opts->png_level : -1;
+    p->png_level = opts && opts->png_level != -1 ? opts->png_level : TS_PNG_LEVEL_DEFAULT;
     p->progressive = opts ? opts->progressive : 0;
-    if (p->png_level < 0)
-        p->png_level = TS_PNG_LEVEL_DEFAULT;
     if (p->format == TS_FMT_UNKNOWN)
         return ts_err_set(err, TS_E_FORMAT,
                           "%s: unknown output format (use .png, .jpg, .bmp, .tga or .hdr)", path);
-    if (p->quality < 1 || p->quality > 100)
-        return ts_err_set(err, TS_E_ARG, "%s: JPEG quality %d is not in 1..100", path, p->quality);
-    if (p->png_level > 9)
-        return ts_err_set(err, TS_E_ARG, "%s: PNG compression level %d is not in 0..9", path,
-                          p->png_level);
-    return TS_OK;
+    ts_status st = check_save_option(path, TS_OPT_QUALITY, p->quality, err);
+    return st == TS_OK ? check_save_option(path, TS_OPT_PNG_LEVEL, p->png_level, err) : st;
 }
 
 /* Fill the six X's of name with letters and digits that differ between

@@ -767,9 +767,10 @@ ts_status ts_gpu_save_jpeg(ts_gpu_coder *k, const char *path, const ts_image *im
         *cpu = 1;
         return ts_err_set(err, TS_E_FORMAT, "%s: only 8-bit RGB is encoded on the GPU", path);
     }
-    if (quality < 1 || quality > 100) {   /* the CPU writer names it (ts_save_opts_resolve) */
+    ts_err range = { 0 };
+    if (ts_option_check(TS_OPT_QUALITY, quality, &range) != TS_OK) {   /* the CPU writer names it too */
         *cpu = 1;
-        return ts_err_set(err, TS_E_ARG, "%s: JPEG quality %d is not in 1..100", path, quality);
+        return ts_err_set(err, TS_E_ARG, "%s: %s", path, range.msg);
     }
     cudaError_t ce = cudaSetDevice(k->c->device);
     if (ce != cudaSuccess) { *cpu = 1; return cu_fail(ce, path, "selecting the CUDA device", err); }

@@ -274,9 +274,9 @@ void ts_engine_attach_trace(ts_engine *e, ts_trace *t)
 ts_status ts_engine_create(const ts_engine_opts *opts, ts_engine **out, ts_err *err)
 {
     *out = NULL;
-    int n = opts && opts->streams ? opts->streams : 3;
-    if (n < 1 || n > TSK_SLOTS)
-        return ts_err_set(err, TS_E_ARG, "--streams %d: must be 1 to %d", n, (int)TSK_SLOTS);
+    int n = opts && opts->streams ? opts->streams : TS_STREAMS_DEFAULT;
+    ts_status checked = ts_option_check(TS_OPT_STREAMS, n, err);
+    if (checked != TS_OK) return checked;
     if (opts && (opts->tile_w < 0 || opts->tile_h < 0))
         return ts_err_set(err, TS_E_ARG, "--tile %dx%d: must not be negative", opts->tile_w, opts->tile_h);
     int device = opts ? opts->device : 0, n_dev = 0;

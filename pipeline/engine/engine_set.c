@@ -27,8 +27,9 @@ ts_status ts_engine_set_start(ts_engine_set *s, const ts_engine_set_opts *o, con
 {
     memset(s, 0, sizeof *s);
     if (n < 1 || n > TS_MAX_ENGINES) return ts_err_set(err, TS_E_DEVICE, "no CUDA device for the GPU engines");
-    s->streams = o->streams > 0 ? o->streams : 3;
-    if (n * s->streams > 16) s->streams = 16 / n > 0 ? 16 / n : 1;   /* TSK_SLOTS coefficient slots in all */
+    s->streams = o->streams > 0 ? o->streams : TS_STREAMS_DEFAULT;
+    /* TS_STREAMS_MAX coefficient slots in all, shared out over the engines */
+    if (n * s->streams > TS_STREAMS_MAX) s->streams = TS_STREAMS_MAX / n > 0 ? TS_STREAMS_MAX / n : 1;
     for (int k = 0; k < n; k++) {
         char name[32];
         int again = 0;

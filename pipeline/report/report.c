@@ -114,7 +114,7 @@ static void write_options(FILE *f, const ts_batch_opts *o)
     if (o->name_template) ts_json_string(f, o->name_template);
     else fputs("null", f);
     fprintf(f, ",\n              \"device\": \"%s\", \"path\": \"%s\", \"streams\": %d, \"tile\": [%d, %d], \"jobs\": %d,",
-            device_name(o->device), o->path == TS_PATH_TEXTURE ? "texture" : "global", o->streams > 0 ? o->streams : 3,
+            device_name(o->device), o->path == TS_PATH_TEXTURE ? "texture" : "global", o->streams > 0 ? o->streams : TS_STREAMS_DEFAULT,
             o->tile_w, o->tile_h, o->jobs);
     fprintf(f, "\n              \"format\": \"%s\", \"quality\": %d, \"png_level\": %d,",
             o->format == TS_FMT_UNKNOWN ? "same" : ts_format_name(o->format), o->quality > 0 ? o->quality : TS_JPEG_QUALITY_DEFAULT,

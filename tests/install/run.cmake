@@ -1,6 +1,8 @@
 # Install the build tree BUILD into a fresh prefix under WORK, then build
-# the consumer (tests/install/consumer) against it with find_package and
-# with pkg-config, and run both. Fails on any step.
+# the consumer (tests/install/consumer) against it with find_package (the
+# static and the shared library) and with pkg-config (as a user types it,
+# which links the shared library; and the static archive with --static),
+# and run each. Fails on any step.
 # cmake -DBUILD=... -DSRC=... -DWORK=... -DCC=... -P run.cmake
 file(REMOVE_RECURSE ${WORK})
 set(PREFIX ${WORK}/prefix)
@@ -38,12 +40,76 @@ if(NOT OUT MATCHES "--replace-input")
   message(FATAL_ERROR "bash completion of 'run --rep' gave: ${OUT}")
 endif()
 
-# find_package
-run(${CMAKE_COMMAND} -S ${SRC}/tests/install/consumer -B ${WORK}/cmake-build
-    -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_C_COMPILER=${CC} -DCMAKE_BUILD_TYPE=Release)
-run(${CMAKE_COMMAND} --build ${WORK}/cmake-build)
-run(${WORK}/cmake-build/consumer)
-message(STATUS "find_package consumer: ${OUT}")
+# the libraries: the archive, and the shared library with its SONAME
+# (libtilestream.so.MAJOR.MINOR) and the links to it
+file(GLOB_RECURSE archive ${PREFIX}/libtilestream.a)
+file(GLOB_RECURSE shared_files LIST_DIRECTORIES false ${PREFIX}/libtilestream.so*)
+if(NOT archive OR NOT shared_files)
+  message(FATAL_ERROR "missing under the prefix: libtilestream.a '${archive}', libtilestream.so '${shared_files}'")
+endif()
+get_filename_component(libdir "${archive}" DIRECTORY)
+run(${PREFIX}/bin/tilestream --version)
+string(REGEX MATCH "tilestream ([0-9]+\\.[0-9]+\\.[0-9]+)" version "${OUT}")
+set(version "${CMAKE_MATCH_1}")
+string(REGEX MATCH "^[0-9]+\\.[0-9]+" soversion "${version}")
+foreach(name libtilestream.so libtilestream.so.${soversion} libtilestream.so.${version})
+  if(NOT EXISTS ${libdir}/${name})
+    message(FATAL_ERROR "${libdir}/${name} missing (version ${version}); have: ${shared_files}")
+  endif()
+endforeach()
+if(NOT IS_SYMLINK ${libdir}/libtilestream.so OR NOT IS_SYMLINK ${libdir}/libtilestream.so.${soversion})
+  message(FATAL_ERROR "libtilestream.so and libtilestream.so.${soversion} should be links to libtilestream.so.${version}")
+endif()
+find_program(READELF NAMES readelf)
+# dynamic section of a file: sets NEEDED (the libraries it names) and SONAME
+function(dynamic file)
+  run(${READELF} -d ${file})
+  string(REGEX MATCHALL "\\(NEEDED\\)[^[]*\\[[^]]*\\]" needed "${OUT}")
+  string(REGEX MATCH "\\(SONAME\\)[^[]*\\[([^]]*)\\]" soname "${OUT}")
+  set(NEEDED "${needed}" PARENT_SCOPE)
+  set(SONAME "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+if(READELF)
+  dynamic(${libdir}/libtilestream.so.${version})
+  if(NOT SONAME STREQUAL "libtilestream.so.${soversion}")
+    message(FATAL_ERROR "SONAME of libtilestream.so.${version}: '${SONAME}'")
+  endif()
+  # it names what it needs, so that its users need not
+  if(NOT NEEDED MATCHES "libpng" OR NOT NEEDED MATCHES "libjpeg")
+    message(FATAL_ERROR "libtilestream.so does not name libpng and libjpeg: ${NEEDED}")
+  endif()
+endif()
+# the program's arguments: a PNG and a JPEG to load, a folder to write to
+set(consumer_args ${SRC}/tests/data/pngsuite/basn2c08.png ${SRC}/tests/data/jpeg/baseline.jpg)
+# run_consumer(EXE SHARED): runs it; it links libtilestream.so when SHARED is 1
+function(run_consumer exe shared)
+  file(MAKE_DIRECTORY ${exe}.out)
+  run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${exe} ${consumer_args} ${exe}.out)
+  message(STATUS "${exe}: ${OUT}")
+  if(NOT OUT MATCHES "^${version} ")
+    message(FATAL_ERROR "${exe} says version '${OUT}', the build ${version}")
+  endif()
+  if(READELF)
+    dynamic(${exe})
+    if(shared AND NOT NEEDED MATCHES "libtilestream\\.so\\.${soversion}")
+      message(FATAL_ERROR "${exe} does not link libtilestream.so.${soversion}: ${NEEDED}")
+    elseif(NOT shared AND NEEDED MATCHES "libtilestream")
+      message(FATAL_ERROR "${exe} links the shared library, not the archive: ${NEEDED}")
+    endif()
+  endif()
+endfunction()
+
+# find_package: the static library, then the shared one
+foreach(kind static shared)
+  set(shared 0)
+  if(kind STREQUAL "shared")
+    set(shared 1)
+  endif()
+  run(${CMAKE_COMMAND} -S ${SRC}/tests/install/consumer -B ${WORK}/cmake-${kind}
+      -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_C_COMPILER=${CC} -DCMAKE_BUILD_TYPE=Release -DTS_SHARED=${shared})
+  run(${CMAKE_COMMAND} --build ${WORK}/cmake-${kind})
+  run_consumer(${WORK}/cmake-${kind}/consumer ${shared})
+endforeach()
 
 # pkg-config, as a user links: `cc app.c $(pkg-config --cflags --libs tilestream)`
 find_program(PKG_CONFIG NAMES pkg-config pkgconf)
@@ -54,12 +120,18 @@ endif()
 file(GLOB_RECURSE pc ${PREFIX}/*/tilestream.pc)
 get_filename_component(pcdir "${pc}" DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} ${pcdir})
-run(${PKG_CONFIG} --cflags tilestream)
-string(STRIP "${OUT}" cflags)
-separate_arguments(cflags UNIX_COMMAND "${cflags}")
+run(${PKG_CONFIG} --modversion tilestream)
+string(STRIP "${OUT}" modversion)
+if(NOT modversion STREQUAL version)
+  message(FATAL_ERROR "tilestream.pc says ${modversion}, the build ${version}")
+endif()
+# the shared library's own dependencies stay out of the user's link line
 run(${PKG_CONFIG} --libs tilestream)
-string(STRIP "${OUT}" libs)
-separate_arguments(libs UNIX_COMMAND "${libs}")
-run(${CC} -std=c11 ${cflags} ${SRC}/tests/install/consumer/main.c -o ${WORK}/pc-consumer ${libs})
-run(${WORK}/pc-consumer)
-message(STATUS "pkg-config consumer: ${OUT}")
+if(OUT MATCHES "-lpng|-ljpeg|-lcudart")
+  message(FATAL_ERROR "pkg-config --libs lists private dependencies: ${OUT}")
+endif()
+run(sh -c "'${CC}' -std=c11 '${SRC}/tests/install/consumer/main.c' -o '${WORK}/pc-shared' $('${PKG_CONFIG}' --cflags --libs tilestream)")
+run_consumer(${WORK}/pc-shared 1)
+# the archive takes what --static adds (Requires.private, Libs.private)
+run(sh -c "'${CC}' -std=c11 $('${PKG_CONFIG}' --cflags tilestream) '${SRC}/tests/install/consumer/main.c' -o '${WORK}/pc-static' '${archive}' $('${PKG_CONFIG}' --static --libs tilestream)")
+run_consumer(${WORK}/pc-static 0)
