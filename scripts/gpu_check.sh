@@ -76,10 +76,11 @@ if [ "${TS_SANITIZER:-1}" != 0 ] && [ "$#" -eq 0 ] && command -v compute-sanitiz
     rm -rf "$BUILD/mixed" "$BUILD/mixed-out" && mkdir -p "$BUILD/mixed/one"
     for i in $(seq 1 48); do ln -s "$PWD/samples/photos/astronaut.jpg" "$BUILD/mixed/a$i.jpg"; done
     ln -s "$PWD/samples/photos/coffee-orient6.jpg" "$BUILD/mixed/one/c.jpg"
+    ln -s "$PWD/samples/photos/astronaut.jpg" "$BUILD/mixed/one/a.jpg"
     for job in "$BUILD/mixed" "$BUILD/mixed/one"; do
         s0=$(date +%s)
         if compute-sanitizer --tool memcheck --error-exitcode 99 "$BUILD/tilestream" run "$job" -o "$BUILD/mixed-out" \
-              --device auto --ops "resize=w=2400:h=2400,gauss=sigma=3" -y --report "$OUT/mixed.json" \
+              --device auto -j 1 --ops "resize=w=2400:h=2400,gauss=sigma=3" -y --report "$OUT/mixed.json" \
               >>"$OUT/sanitizer.log" 2>&1; then
             echo "sanitizer memcheck run --device auto $(basename "$job"): clean ($(( $(date +%s) - s0 )) s;" \
                  "$(grep -o '"images_on_gpu": [0-9]*, "images_on_cpu": [0-9]*' "$OUT/mixed.json"))" >>"$OUT/sanitizer.txt"

@@ -17,8 +17,9 @@ ops="gauss=sigma=2,matrix=sepia,transpose"
 expect_rc 0 "the CPU backend" "$ts" run "$work/in" -o "$work/cpu" --ops "$ops" --device cpu -q
 
 # a GPU start of a minute: the job must end long before, with every output
+# (-j 1: more images than workers, or the GPU would not be started at all)
 t0=$(date +%s%N)
-TS_TEST_GPU_START_DELAY_MS=60000 "$ts" run "$work/in" -o "$work/auto" --ops "$ops" --device auto -v \
+TS_TEST_GPU_START_DELAY_MS=60000 "$ts" run "$work/in" -o "$work/auto" --ops "$ops" --device auto -v -j 1 \
     --report "$work/r.json" >"$work/out.txt" 2>"$work/err.txt"
 rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -48,4 +49,7 @@ n_gpu=$(grep -o '"images_on_gpu": [0-9]*' "$work/r2.json" | grep -o '[0-9]*$')
 for f in checker-512.png odd-1001x667.png astronaut.jpg; do
     [ -s "$work/auto2/in/$f" ] || fail "auto: $f not written"
 done
+# no more images than workers: the job ends within an image's time, so the GPU is not even started
+expect_rc 0 "auto, one image" "$ts" run "$pats/checker-512.png" -o "$work/one" --device auto -q -j 2 --report "$work/r3.json"
+[ "$cuda" = 0 ] || contains "$work/r3.json" '"gpu_note": "not started: 1 image, one a CPU worker"'
 finish test_cli_backends

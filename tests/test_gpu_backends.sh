@@ -28,10 +28,11 @@ done < <(grep -o '"output": "[^"]*", "status": "ok", "backend": "[a-z]*"' "$work
 [ "$n" = 96 ] || fail "the report names the backend of $n images of 96"
 echo "auto: $(grep -o '"images_on_gpu": [0-9]*, "images_on_cpu": [0-9]*' "$work/r.json"); $(grep -o '"gpu_note": "[^"]*"' "$work/r.json")"
 
-# one photo: the CPU finishes it long before the GPU has started; the process must not wait or hang
+# two photos on one worker: the CPU finishes them before the GPU has started; the process must not wait or hang
 ln -s "$src/samples/photos/astronaut.jpg" "$work/one/a.jpg"
-expect_rc 0 "one photo, auto" timeout 60 "$ts" run "$work/one" -o "$work/one-out" --ops "$ops" --device auto -v \
+ln -s "$src/samples/photos/coffee-orient6.jpg" "$work/one/c.jpg"
+expect_rc 0 "two photos, auto" timeout 60 "$ts" run "$work/one" -o "$work/one-out" --ops "$ops" --device auto -v -j 1 \
     --report "$work/one.json"
-[ -s "$work/one-out/one/a.jpg" ] || fail "one photo: not written"
+[ -s "$work/one-out/one/a.jpg" ] && [ -s "$work/one-out/one/c.jpg" ] || fail "two photos: not written"
 cat "$work/out.txt"
 finish test_gpu_backends

@@ -618,6 +618,15 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
 
     r->phases.inputs[0] = t_start - b.t_origin;
     r->phases.inputs[1] = ts_now() - b.t_origin;
+    b.nworkers = o->jobs > 0 ? o->jobs : cpu_count();   /* --jobs is at most TS_JOBS_MAX (ts_batch_opts_check) */
+    if (b.nworkers > TS_JOBS_MAX) b.nworkers = TS_JOBS_MAX;
+    /* --device auto with no more images than workers: each worker takes one
+     * at once and the job ends within an image's time, long before a GPU
+     * could start; its start would only take cores from them. */
+    if (b.mode == RUN_CPU_THEN_GPU && work <= b.nworkers) {
+        b.mode = RUN_CPU;
+        snprintf(r->gpu_note, sizeof r->gpu_note, "not started: %d image%s, one a CPU worker", work, work == 1 ? "" : "s");
+    }
     /* --device gpu: the engines start before the first decode, so that
      * decodes land in pinned memory; starting them beside the first
      * decodes, or pinning the whole pool up front, were both slower
@@ -647,8 +656,6 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         return st;
     }
 
-    b.nworkers = o->jobs > 0 ? o->jobs : cpu_count();   /* --jobs is at most TS_JOBS_MAX (ts_batch_opts_check) */
-    if (b.nworkers > TS_JOBS_MAX) b.nworkers = TS_JOBS_MAX;
     if (b.mode != RUN_GPU && (b.pool = ts_pool_create(b.nworkers)) != NULL) {   /* NULL: each image on its worker's thread */
         /* decodes and outputs reuse the pixels of finished images; idle ones
          * beyond an eighth of the budget go back to the system */
