@@ -79,6 +79,7 @@ void ts_batch_gpu_after(batch *b)
         else if (r->n_on_gpu > 0) snprintf(r->device, sizeof r->device, "%s", b->gpu->device);
         return;
     }
+    if (!b->gpu_start) return;
     ts_status st = TS_OK;
     ts_err e = { 0 };
     ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, &e);
