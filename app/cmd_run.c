@@ -470,10 +470,11 @@ int cmd_run(cli_opts *o)
         rc = EXIT_USAGE;
     }
     ts_trace_free(trace);
-    /* A GPU start that the job did not wait for, or an engine being
-     * released, is still running: everything is written, so leave now
-     * rather than let the CUDA runtime's exit handlers race it. */
-    if (ts_gpu_threads_pending()) {
+    /* Everything is written. A GPU start that the job did not wait for, or
+     * an engine being released, may still be running, and the CUDA
+     * runtime's exit handlers must not race it; nor is its teardown of the
+     * contexts worth waiting for: the system takes all of it back. */
+    if (ts_gpu_threads_pending() || ts_gpu_used()) {
         fflush(NULL);
         _exit(rc);
     }

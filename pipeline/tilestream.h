@@ -546,6 +546,10 @@ void ts_batch_result_free(ts_batch_result *r);
  * or wait for them with ts_gpu_threads_join(). */
 int ts_gpu_threads_pending(void);
 void ts_gpu_threads_join(void);
+/* 1 once a run of this process has started the GPU side (the CUDA runtime
+ * is in use): a program done with its work may then leave with _exit(),
+ * after flushing, and so skip the runtime's teardown of its contexts. */
+int ts_gpu_used(void);
 
 /* (pipeline/report/report.c) --report: JSON with the options, the device and the
  * per-stage and per-image figures (docs/REPORT.md); argv (argc words, may

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test_gpu_backends.sh - on a machine with a GPU: a --device auto job long
 # enough for the GPU to join writes, for every image, exactly the bytes of
-# the backend its report names (--device cpu's or --device gpu's); and a
+# the backend its report names (--device cpu's or --device gpu's; the JPEG
+# codecs on the CPU for all three, so that only the ops' backend differs:
+# nvJPEG decodes and encodes some of the GPU's images otherwise); and a
 # one-photo job, which ends before the GPU has started, exits with its
 # output written. Exit 77 (skipped) without a GPU.
 #   test_gpu_backends.sh TILESTREAM SRCDIR JSON_CHECK
@@ -16,8 +18,8 @@ for i in $(seq -w 1 96); do
 done
 ops="resize=w=2400:h=2400,gauss=sigma=3,matrix=sepia"
 expect_rc 0 "cpu" "$ts" run "$work/in" -o "$work/cpu" --ops "$ops" --device cpu -q
-expect_rc 0 "gpu" "$ts" run "$work/in" -o "$work/gpu" --ops "$ops" --device gpu -q
-expect_rc 0 "auto" "$ts" run "$work/in" -o "$work/auto" --ops "$ops" --device auto -q --report "$work/r.json"
+expect_rc 0 "gpu" "$ts" run "$work/in" -o "$work/gpu" --ops "$ops" --device gpu --codec cpu -q
+expect_rc 0 "auto" "$ts" run "$work/in" -o "$work/auto" --ops "$ops" --device auto --codec cpu -q --report "$work/r.json"
 check "report is valid JSON" "$json_check" "$work/r.json"
 n=0
 while read -r name backend; do
@@ -27,6 +29,10 @@ done < <(grep -o '"output": "[^"]*", "status": "ok", "backend": "[a-z]*"' "$work
          sed 's#.*/\([^/"]*\)", "status": "ok", "backend": "\([a-z]*\)"#\1 \2#')
 [ "$n" = 96 ] || fail "the report names the backend of $n images of 96"
 echo "auto: $(grep -o '"images_on_gpu": [0-9]*, "images_on_cpu": [0-9]*' "$work/r.json"); $(grep -o '"gpu_note": "[^"]*"' "$work/r.json")"
+# with nvJPEG taking part: every image written, each backend named
+expect_rc 0 "auto, codec auto" "$ts" run "$work/in" -o "$work/auto2" --ops "$ops" --device auto -q --report "$work/r2.json"
+[ "$(grep -c '"backend": "[cg]pu"' "$work/r2.json")" = 96 ] || fail "codec auto: not every image named its backend"
+[ "$(find "$work/auto2" -name '*.jpg' | wc -l)" = 96 ] || fail "codec auto: not every image written"
 
 # two photos on one worker: the CPU finishes them before the GPU has started; the process must not wait or hang
 ln -s "$src/samples/photos/astronaut.jpg" "$work/one/a.jpg"

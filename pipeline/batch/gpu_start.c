@@ -33,6 +33,9 @@ struct ts_gpu_start {
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t threads_ended = PTHREAD_COND_INITIALIZER;
 static int threads_pending;
+static int gpu_used;          /* some start has called into CUDA (atomic) */
+
+int ts_gpu_used(void) { return __atomic_load_n(&gpu_used, __ATOMIC_ACQUIRE); }
 
 static void thread_began(int d)
 {
@@ -85,6 +88,7 @@ static void make(ts_gpu_start *g)
     const char *delay = getenv("TS_TEST_GPU_START_DELAY_MS");
     if (delay) usleep((useconds_t)(atoi(delay) > 0 ? atoi(delay) : 0) * 1000u);
     s->probe[0] = ts_now();
+    __atomic_store_n(&gpu_used, 1, __ATOMIC_RELEASE);
     int use_gpu = 0;
     g->st = ts_engine_pick_device(g->o.device, s->device, sizeof s->device, s->note, sizeof s->note, &use_gpu, &g->err);
     s->probe[1] = ts_now();
