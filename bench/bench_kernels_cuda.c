@@ -11,6 +11,7 @@
 #include "bench_npp.h"
 #include "bench.h"
 #include "bench_text.h"
+#include "plan.h"
 #include "tilestream.h"
 #include "tsk.h"
 
@@ -259,6 +260,72 @@ static void bench_transpose(ts_bench *b)
     bench_family(b, "transpose", &op, b->io.h, b->io.w);
 }
 
+/* The chain of the folder benchmark, op by op, in device memory: the ops
+ * the plan lowers it to for an RGB image (which the GPU engine widens to
+ * RGBX, the layout here), each a whole-image launch of its default
+ * version, through two intermediate images (gauss: in -> out, matrix:
+ * out -> tmp, transpose: tmp -> out). Bytes are one read and one write of
+ * the image: the line's "% copy" is how far the chain is from a single
+ * pass. */
+enum { CHAIN_MAX_OPS = 8 };
+typedef struct chain_run {
+    int n;
+    tsk_op ops[CHAIN_MAX_OPS];
+    ts_view mid[CHAIN_MAX_OPS + 1];  /* mid[0]: the input (data set per run), mid[n]: the output */
+} chain_run;
+
+static int launch_chain(const ts_bench_io *io, int buf, void *ctx, char *msg, size_t msg_len)
+{
+    chain_run *c = (chain_run *)ctx;
+    tsk_launch l = { io->stream, 0, TS_PATH_GLOBAL, 0 };
+    c->mid[0].data = io->in[buf];
+    for (int k = 0; k < c->n; k++) {
+        ts_err err = { TS_OK, "" };
+        if (tsk_gpu_apply(&c->ops[k], &c->mid[k], &c->mid[k + 1], &l, &err) != TS_OK) {
+            snprintf(msg, msg_len, "op %d: %s", k + 1, err.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void bench_chain(ts_bench *b, const char *text)
+{
+    ts_chain *chain = NULL;
+    ts_plan plan;
+    ts_err err = { TS_OK, "" };
+    chain_run *c;
+    char variant[96];
+    if (!ts_bench_wants(b, "chain")) return;
+    memset(&plan, 0, sizeof plan);
+    if (ts_chain_parse(text, &chain, &err) != TS_OK || ts_plan_make(chain, b->io.w, b->io.h, 3, TS_U8, &plan, &err) != TS_OK) {
+        ts_bench_fail(b, "chain", text, err.msg);
+        ts_chain_free(chain);
+        return;
+    }
+    c = calloc(1, sizeof *c);
+    if (!c || plan.n > CHAIN_MAX_OPS) {
+        ts_bench_fail(b, "chain", text, c ? "too many ops" : "out of memory");
+    } else {
+        /* intermediates alternate between out and tmp, the last in out */
+        c->n = plan.n;
+        c->mid[0] = bench_view(b->io.in[0], b->io.in_pitch, plan.w[0], plan.h[0]);
+        for (int k = 0; k < plan.n; k++) {
+            const int to_out = (plan.n - 1 - k) % 2 == 0;
+            const size_t pitch = to_out ? b->io.out_pitch : (size_t)plan.w[k + 1] * 4;
+            c->ops[k] = plan.ops[k];
+            c->mid[k + 1] = bench_view(to_out ? b->io.out : b->io.tmp, pitch, plan.w[k + 1], plan.h[k + 1]);
+            if (!to_out && pitch * (size_t)plan.h[k + 1] > b->io.tmp_pitch * (size_t)b->io.h) c->n = -1;
+        }
+        snprintf(variant, sizeof variant, "%s: %d ops, default versions", text, plan.n);
+        if (c->n < 0) ts_bench_fail(b, "chain", variant, "an intermediate does not fit");
+        else ts_bench_line(b, "chain", variant, 8.0 * b->io.w * b->io.h, (double)b->io.w * b->io.h, launch_chain, c);
+    }
+    free(c);
+    ts_plan_free(&plan);
+    ts_chain_free(chain);
+}
+
 #ifndef TS_HAVE_NPP
 void ts_bench_npp(ts_bench *b, const ts_bench_io *io, const char *op) { (void)b; (void)io; (void)op; }
 #endif
@@ -350,6 +417,7 @@ static void bench_all_lines(ts_bench *b)
     bench_conv2d(b);
     bench_resize(b, "resize-up", 2.0);
     bench_resize(b, "resize-down", 0.5);
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose");
 }
 
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)

@@ -27,6 +27,12 @@
  *       +-1 on integers. Only RGBA8, LINEAR and ABS, N x N for N = 3, 5,
  *       7, no alpha pass-through, a constant border value a whole number
  *       in 0..255; everything else runs v4.
+ *   v8  warp walk (conv_common.cuh): v7's sums in v7's order, each warp
+ *       on its own strip 120 pixels wide with no shared memory and no
+ *       barrier; a lane keeps 4 whole pixels (16 channel values) and
+ *       their N running output sums in registers, the horizontal halo
+ *       comes from its neighbours by shuffles; 16-byte loads and stores.
+ *       The ops v7 takes with N = 3 or 5; N = 7 runs v7.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -64,6 +70,7 @@ static constexpr conv_version c2d_versions[] = {
     { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32 },
     { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32 },
     { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0 },
+    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -296,6 +303,78 @@ static ts_status c2d_walk_version(const c2d_args &a, const tsk_op *op, uint32_t 
     }
 }
 
+/* ------------------------------------------------- v8: warp walk, RGBA8
+ * conv_common.cuh's warp walk with v7's ring of output accumulators: input
+ * row r adds its kernel row j into the slot of output r - j (taps i in
+ * order within a row: the reference's order), for the lane's 4 pixels x 4
+ * channels. LINEAR and ABS, no alpha pass-through, kw = kh = N <= 5 (the
+ * ring is 16 N registers). */
+template <int N, int D, bool ABS>
+__global__ void __launch_bounds__(WW_THREADS, N <= 3 ? 4 : 3)
+    c2d_warp(conv_io io, c2d_walk_taps<N> k, uint32_t border_px, unsigned align)
+{
+    constexpr int R = N / 2;
+    const int warp = (int)(threadIdx.x >> 5);
+    const int x0 = io.dx0 + ((int)blockIdx.x * WW_WARPS + warp) * WW_OUT, y0 = io.dy0 + (int)blockIdx.y * WW_ROWS;
+    const int vw = min(WW_OUT, io.dx0 + io.dw - x0), vh = min(WW_ROWS, io.dy0 + io.dh - y0);
+    if (vw <= 0) return;  /* the whole warp */
+    float acc[N][4][4];
+    ww_walk<N, D, R>(io, border_px, align, x0, y0, vw, vh + 2 * R, [&](int s, int r, const float(&win)[4 + 2 * R][4]) {
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            const int slot = (s - j + N) % N;
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    float a = j == 0 ? 0.0f : acc[slot][p][c];
+#pragma unroll
+                    for (int i = 0; i < N; i++) a = fmaf(k.k[j * N + i], win[p + i][c], a);
+                    acc[slot][p][c] = a;
+                }
+        }
+        if (r >= N - 1) {
+            const int slot = (s + 1) % N;
+            float y[4][4];
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+#pragma unroll
+                for (int c = 0; c < 4; c++)
+                    y[p][c] = ABS ? __saturatef(fabsf(acc[slot][p][c])) : __saturatef(__fadd_rn(k.bias, acc[slot][p][c]));
+            ww_store(io, y0 + r - (N - 1), x0, vw, align, y);
+        }
+    });
+}
+
+template <int N, int D>
+static ts_status c2d_warp_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+{
+    c2d_walk_taps<N> k;
+    for (int i = 0; i < N * N; i++) k.k[i] = op->u.conv2d.k[i] / 255.0f;
+    k.bias = a.bias;
+    if (a.mode == TSK_CONV_ABS)
+        c2d_warp<N, D, true><<<ww_grid(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+    else
+        c2d_warp<N, D, false><<<ww_grid(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+    return TSK_LAUNCH_CHECK("2-D convolution (warp walk)", err);
+}
+
+/* v8 for the RGBA8 views conv_walk lets through, when it takes the op
+ * (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and the status; otherwise
+ * *done stays 0 and the caller tries v7. */
+static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
+                                  ts_err *err)
+{
+    if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
+        return TS_OK;
+    *done = 1;
+    switch (a.kw) {
+    case 3: return c2d_warp_go<3, 3>(a, op, border_px, s, err);
+    case 5: return c2d_warp_go<5, 5>(a, op, border_px, s, err);
+    default: *done = 0; return TS_OK;
+    }
+}
+
 /* ------------------------------------------------------------- launcher */
 
 static ts_status c2d_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *err)
@@ -337,9 +416,9 @@ struct c2d_family {
     static constexpr const char *what = "2-D convolution";
     static constexpr const conv_version *versions = c2d_versions;
     static constexpr int count = (int)(sizeof c2d_versions / sizeof c2d_versions[0]);
-    /* the fastest measured at 5x5 (docs/PERFORMANCE.md); cases v7 does not
-     * take run v4 */
-    static constexpr int default_version = 7;
+    /* the fastest measured at 5x5 (docs/PERFORMANCE.md); cases v8 does not
+     * take run v7, and cases v7 does not take run v4 */
+    static constexpr int default_version = 8;
     static constexpr const tsk_family *family = &tsk_family_conv2d;
     static constexpr auto check = c2d_check;
     static constexpr auto upload = c2d_upload;
@@ -348,6 +427,7 @@ struct c2d_family {
     template <typename T, int C, int K, bool FMA, bool FAST>
     static constexpr auto tiled = c2d_tiled_go<T, C, K, FMA, FAST>;
     static constexpr auto walk = c2d_walk_version;
+    static constexpr auto warp = c2d_warp_version;
 };
 
 extern "C" const tsk_family tsk_family_conv2d = conv_family<c2d_family>();

@@ -36,6 +36,13 @@
  *       (centre weight 0, conv weight 1, no alpha pass-through) with
  *       nx = ny = N in 3..15 odd, a constant border value a whole number
  *       in 0..255; everything else runs v4.
+ *   v9  warp walk (conv_common.cuh): v8's sums in v8's order, but each
+ *       warp walks its own strip 120 pixels wide with no shared memory and
+ *       no barrier: a lane loads 4 whole pixels per row (16 bytes), keeps
+ *       all 16 channel values and the ring of N row sums for them in
+ *       registers, and takes the horizontal halo from its neighbours by
+ *       shuffles; 16-byte stores. The ops v8 takes with N = 3 or 5; other
+ *       N run v8 (the ring would not fit in registers).
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -75,6 +82,7 @@ static constexpr conv_version sep_versions[] = {
     { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64 },
     { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0 },
     { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0 },
+    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0 },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -314,6 +322,77 @@ static ts_status sep_walk_version(const sep_args &a, const tsk_op *op, uint32_t 
     }
 }
 
+/* ------------------------------------------------- v9: warp walk, RGBA8
+ * conv_common.cuh's warp walk. Per row a lane makes the row sums of its 4
+ * pixels x 4 channels from the window (kx pre-scaled by 1/255) into slot
+ * s of a ring of N rows in registers; from row N - 1 on, the column sum of
+ * the ring (oldest first: the reference's order) is output row
+ * r - (N - 1). The same sums as v8, in the same order; gauss and box only,
+ * nx = ny = N <= 9 (the ring is 16 N registers). */
+template <int N, int D>
+__global__ void __launch_bounds__(WW_THREADS, N <= 3 ? 4 : 3)
+    sep_warp(conv_io io, sep_walk_taps<N> k, uint32_t border_px, unsigned align)
+{
+    constexpr int R = (N - 1) / 2;
+    const int warp = (int)(threadIdx.x >> 5);
+    const int x0 = io.dx0 + ((int)blockIdx.x * WW_WARPS + warp) * WW_OUT, y0 = io.dy0 + (int)blockIdx.y * WW_ROWS;
+    const int vw = min(WW_OUT, io.dx0 + io.dw - x0), vh = min(WW_ROWS, io.dy0 + io.dh - y0);
+    if (vw <= 0) return;  /* the whole warp */
+    float h[N][4][4];
+    ww_walk<N, D, R>(io, border_px, align, x0, y0, vw, vh + 2 * R, [&](int s, int r, const float(&win)[4 + 2 * R][4]) {
+#pragma unroll
+        for (int p = 0; p < 4; p++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float a = 0.0f;
+#pragma unroll
+                for (int i = 0; i < N; i++) a = fmaf(k.kx[i], win[p + i][c], a);
+                h[s][p][c] = a;
+            }
+        if (r >= N - 1) {
+            float y[4][4];
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    float a = 0.0f;
+#pragma unroll
+                    for (int j = 0; j < N - 1; j++) a = fmaf(k.ky[j], h[(s + 1 + j) % N][p][c], a);
+                    y[p][c] = __saturatef(fmaf(k.ky[N - 1], h[s][p][c], a));
+                }
+            ww_store(io, y0 + r - (N - 1), x0, vw, align, y);
+        }
+    });
+}
+
+template <int N, int D>
+static ts_status sep_warp_go(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+{
+    sep_walk_taps<N> k;
+    for (int i = 0; i < N; i++) {
+        k.kx[i] = op->u.sep.kx[i] / 255.0f;
+        k.ky[i] = op->u.sep.ky[i];
+    }
+    sep_warp<N, D><<<ww_grid(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+    return TSK_LAUNCH_CHECK("separable convolution (warp walk)", err);
+}
+
+/* v9 for the RGBA8 views conv_walk lets through, when it takes the op
+ * (gauss or box: centre weight 0, conv weight 1; nx = ny in 3..5): *done =
+ * 1 and the status; otherwise *done stays 0 and the caller tries v8. */
+static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
+                                  ts_err *err)
+{
+    if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
+        return TS_OK;
+    *done = 1;
+    switch (a.nx) {
+    case 3: return sep_warp_go<3, 3>(a, op, border_px, s, err);
+    case 5: return sep_warp_go<5, 5>(a, op, border_px, s, err);
+    default: *done = 0; return TS_OK;
+    }
+}
+
 /* ------------------------------------------------------------- launcher */
 
 static ts_status sep_upload(const tsk_op *op, int slot, cudaStream_t s, ts_err *err)
@@ -352,7 +431,8 @@ struct sep_family {
     static constexpr const char *what = "separable convolution";
     static constexpr const conv_version *versions = sep_versions;
     static constexpr int count = (int)(sizeof sep_versions / sizeof sep_versions[0]);
-    /* the fastest measured at 5 and 15 taps (docs/PERFORMANCE.md); cases
+    /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
+     * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"); cases
      * it does not take run v4, the next best */
     static constexpr int default_version = 8;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
@@ -363,6 +443,7 @@ struct sep_family {
     template <typename T, int C, int K, bool FMA, bool FAST>
     static constexpr auto tiled = sep_fused_go<T, C, K, FMA, FAST>;
     static constexpr auto walk = sep_walk_version;
+    static constexpr auto warp = sep_warp_version;
 };
 
 extern "C" const tsk_family tsk_family_conv_sep = conv_family<sep_family>();

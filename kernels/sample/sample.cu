@@ -23,6 +23,11 @@
  *   v5  area / bicubic on the texture path: a mipmapped texture read with
  *       trilinear filtering (nearest and bilinear run v3)
  *   v6  v5 with anisotropic filtering from the map's gradients
+ *   v7  bilinear on the texture path: 4 adjacent output pixels per thread
+ *       and 4 rows, one 16-byte store per row for RGBA8, and for
+ *       axis-aligned maps the coordinates hoisted out of the pixel loop
+ *       (the same values as v3's, so the same results); every other case
+ *       runs v3
  * Area and bicubic run one exact kernel (sample_filter) for v1-v4, and for
  * v5-v6 on the global path or wherever a mipmap does not fit.
  *
@@ -67,6 +72,7 @@ static const char *const sample_version_names[] = {
     "v4 8 pixels per thread, packed loads",
     "v5 mipmapped texture, trilinear",
     "v6 mipmapped texture, anisotropic",
+    "v7 texture bilinear, 4 adjacent px/thread, 16-byte stores, hoisted coordinates",
 };
 
 /* Everything a kernel needs, passed by value. */
@@ -500,6 +506,76 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
 #pragma unroll
         for (int k = 0; k < PX; k++)
             if (x_first + 32 * k < a.out_w) store_packed<T, C>(drow, x_first + 32 * k, out[k]);
+    }
+}
+
+/* ------------------------------------------------------------ v7
+ * Bilinear on the texture path, 4 consecutive output pixels per thread and
+ * RPT rows of them (8 apart): the rounding and packing of v3, but the
+ * 4 pixels leave in one 16-byte store for RGBA8 (a warp writes 512
+ * contiguous bytes), and where the map is axis-aligned (inv[1] = inv[3] =
+ * 0: resize and scale) the texture coordinates are the same float
+ * operations as v3's with the terms that are zero dropped: u of each
+ * column once per thread, v once per row, so a pixel costs the fetch and
+ * its rounding. Coordinates differ from v3's at most in the sign of a
+ * zero, which names the same point: the results are v3's. Other maps
+ * compute each pixel's point as v3 does. */
+template <typename T, int C, int RPT>
+__global__ void __launch_bounds__(256) sample_v7(sample_args a, tex_src<T, C> s)
+{
+    typedef typename tex_types<T, C>::flt F;
+    const int x_first = blockIdx.x * 128 + 4 * threadIdx.x;
+    if (x_first >= a.out_w) return;
+    const float lo_x = (float)a.in_x0, lo_y = (float)a.in_y0;
+    const bool norm = s.norm_w != 1.0f || s.norm_h != 1.0f;
+    const bool axis = a.inv[1] == 0.0f && a.inv[3] == 0.0f;
+    float X[4], u[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        X[k] = ts_exact_centre(a.out_x0 + x_first + k);
+        u[k] = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X[k]), 0.0f), a.inv[2])), lo_x);
+        if (norm) u[k] = __fdiv_rn(u[k], s.norm_w);
+    }
+    const bool vec = sizeof(T) == 1 && C == 4 && x_first + 4 <= a.out_w &&
+                     ((uintptr_t)a.dst % 16 == 0) && a.dst_pitch % 16 == 0;
+    for (int i = 0; i < RPT; i++) {
+        const int y = (blockIdx.y * RPT + i) * 8 + threadIdx.y;
+        if (y >= a.out_h) break;
+        const float Y = add_rn((float)(a.out_y0 + y), 0.5f);
+        const float ty = mul_rn(a.inv[1], Y), ty2 = mul_rn(a.inv[4], Y);
+        float v0 = sub_rn(ts_coord_clamp(add_rn(add_rn(0.0f, ty2), a.inv[5])), lo_y);
+        if (norm) v0 = __fdiv_rn(v0, s.norm_h);
+        px<C> out[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            float uu = u[k], vv = v0;
+            if (!axis) {
+                uu = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X[k]), ty), a.inv[2])), lo_x);
+                vv = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[3], X[k]), ty2), a.inv[5])), lo_y);
+                if (norm) { uu = __fdiv_rn(uu, s.norm_w); vv = __fdiv_rn(vv, s.norm_h); }
+            }
+            const F f = tex2D<F>(s.tex, uu, vv);
+#pragma unroll
+            for (int c = 0; c < C; c++) out[k].v[c] = mul_rn(comp(f, c), tsk_px<T>::maxv());
+        }
+        unsigned char *drow = a.dst + (size_t)y * a.dst_pitch;
+        if constexpr (sizeof(T) == 1 && C == 4) {
+            if (vec) {
+                unsigned w[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    unsigned b[4];
+#pragma unroll
+                    for (int c = 0; c < 4; c++) b[c] = ts_exact_round_bits(out[k].v[c]);
+                    w[k] = __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
+                }
+                *(uint4 *)(drow + (size_t)x_first * 4) = make_uint4(w[0], w[1], w[2], w[3]);
+                continue;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (x_first + k < a.out_w) store_packed<T, C, false>(drow, x_first + k, out[k]);
     }
 }
 
@@ -995,6 +1071,15 @@ static int v3_fits(const sample_args &a, size_t pixel_bytes)
            a.dst_pitch % al == 0;
 }
 
+enum { V7_RPT = 4 };  /* rows per thread of v7 */
+
+template <typename T, int C>
+static void launch_v7(const sample_args &a, const tex_src<T, C> &s, cudaStream_t st)
+{
+    dim3 grid((unsigned)ceil_div(a.out_w, 128), grid_rows(ceil_div(a.out_h, 8 * V7_RPT)));
+    sample_v7<T, C, V7_RPT><<<grid, dim3(32, 8), 0, st>>>(a, s);
+}
+
 template <typename T, int C, class S>
 static void launch_filter_kernel(const sample_args &a, const filter_args &f, const S &s, cudaStream_t st)
 {
@@ -1017,7 +1102,7 @@ static ts_status launch_filtered(const tsk_op *op, const ts_view *src, const sam
     f.ry = tsk_sample_radius(interp, f.ky);
     f.nx = tsk_sample_taps(interp, f.kx);
     f.ny = tsk_sample_taps(interp, f.ky);
-    if (path == TS_PATH_TEXTURE && version >= 5) {
+    if (path == TS_PATH_TEXTURE && (version == 5 || version == 6)) {
         int done = 0;
         ts_status s0 = version == 5 ? launch_mip<T, C, false>(op, src, a, f.kx, f.ky, slot, st, &done, err)
                                     : launch_mip<T, C, true>(op, src, a, f.kx, f.ky, slot, st, &done, err);
@@ -1052,8 +1137,11 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
 {
     if (op->u.sample.interp == TSK_AREA || op->u.sample.interp == TSK_BICUBIC)
         return launch_filtered<T, C>(op, src, a, version, path, slot, st, err);
-    if (version >= 5) version = 3;  /* the mipmap versions are for shrinking filters: v3 otherwise */
+    if (version == 5 || version == 6) version = 3;  /* the mipmap versions are for shrinking filters: v3 otherwise */
     if (version >= 3 && !v3_fits(a, sizeof(T) * C)) version = 2;
+    /* v7 is bilinear on the texture path; what else it is asked runs v3 */
+    const int v7_rows = version == 7 && a.out_h <= 65535 * 8 * V7_RPT;
+    if (version == 7 && (op->u.sample.interp != TSK_BILINEAR || !v7_rows)) version = 3;
     if constexpr (C != 3) {
         tex_plan tp = path == TS_PATH_TEXTURE ? plan_texture(op, src) : tex_plan{ 0, 0, 0, cudaAddressModeClamp, 0.0f };
         if (tp.use) {
@@ -1068,6 +1156,8 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
             if (version == 1) launch_v1<T, C>(a, ts, st);
             else if (version == 2) launch_v2<T, C>(a, ts, st);
             else if (version == 3) launch_v3<T, C, 4>(a, ts, st);
+            else if (version == 7 && tp.linear) launch_v7<T, C>(a, ts, st);
+            else if (version == 7) launch_v3<T, C, 4>(a, ts, st);
             else launch_v3<T, C, 8>(a, ts, st);
             s0 = TSK_LAUNCH_CHECK("sample (texture)", err);
             if (s0 != TS_OK) {
@@ -1079,7 +1169,7 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
     }
     if (version == 1) launch_v1<T, C>(a, global_src<T, C, LOAD_PLAIN>{ a.src, a.src_pitch }, st);
     else if (version == 2) launch_v2<T, C>(a, global_src<T, C, LOAD_LDG>{ a.src, a.src_pitch }, st);
-    else if (version == 3) launch_v3<T, C, 4>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
+    else if (version == 3 || version == 7) launch_v3<T, C, 4>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
     else launch_v3<T, C, 8>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
     return TSK_LAUNCH_CHECK("sample", err);
 }
