@@ -323,24 +323,6 @@ static int next_work(batch *b, int *i)
 
 typedef struct worker_arg { batch *b; int lane, index; } worker_arg;
 
-/* A CPU image decoded once the GPU is there (and has room in its queue)
- * has its ops run there instead: they are most of the CPU's time for an
- * image, and its worker is free again at once for the GPU's decodes and
- * encodes. The CPU keeps the images whose ops it has begun. */
-static int to_gpu_after_decode(batch *b, int i)
-{
-    job *j = &b->jobs[i];
-    pthread_mutex_lock(&b->lock);
-    int go = b->gpu && !stopping(b) && b->decoded.tail - b->decoded.head < b->decode_ahead;
-    if (go) {
-        j->on_gpu = 1;
-        b->r->images[i].on_gpu = 1;
-        b->gpu_left++;
-    }
-    pthread_mutex_unlock(&b->lock);
-    return go;
-}
-
 /* Run one piece of work (no lock held); returns 1 when the job is done. */
 static int do_work(batch *b, int kind, int i, int lane, int w)
 {
@@ -358,7 +340,7 @@ static int do_work(batch *b, int kind, int i, int lane, int w)
     if (__atomic_sub_fetch(&b->decodes_left, 1, __ATOMIC_ACQ_REL) == 0 && gpu_codecs)
         ts_codec_session_end_decoding(gpu_codecs);
     if (!decoded) return 1;
-    if (b->jobs[i].on_gpu || to_gpu_after_decode(b, i)) return 0;
+    if (b->jobs[i].on_gpu) return 0;
     cpu_ops(b, i, lane);
     if (res->status == TS_OK) encode(b, i, lane, w);
     return 1;
