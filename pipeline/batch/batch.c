@@ -438,39 +438,6 @@ static ts_status final_status(const ts_batch_opts *o, const batch *b, ts_err *er
     return TS_OK;
 }
 
-/* --device auto: the GPU's start is done (called from its thread). */
-static void gpu_arrived(void *p)
-{
-    batch *b = p;
-    pthread_mutex_lock(&b->lock);
-    b->gpu_arrived = 1;
-    pthread_cond_broadcast(&b->changed);
-    pthread_mutex_unlock(&b->lock);
-}
-
-/* --device auto, on the run's own thread while the workers work: install
- * the GPU side as soon as its start is done, until the job is. Never
- * holds the run's lock while asking the start (gpu_start.h). */
-static void coordinate(batch *b)
-{
-    int asked = 0;
-    pthread_mutex_lock(&b->lock);
-    while (b->done < b->r->n_images) {
-        if (b->gpu_arrived && !asked) {
-            asked = 1;
-            pthread_mutex_unlock(&b->lock);
-            ts_status st = TS_OK;
-            ts_err e = { 0 };
-            ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, &e);
-            pthread_mutex_lock(&b->lock);
-            if (side && !stopping(b)) ts_batch_gpu_install(b, side, st, &e);
-            continue;
-        }
-        pthread_cond_wait(&b->changed, &b->lock);
-    }
-    pthread_mutex_unlock(&b->lock);
-}
-
 /* Start the workers, wait for them and for the GPU's feeders. */
 static ts_status run_threads(batch *b, ts_err *err)
 {
@@ -499,31 +466,10 @@ static ts_status run_threads(batch *b, ts_err *err)
         b->fatal_err = *err;
         pthread_cond_broadcast(&b->changed);
         pthread_mutex_unlock(&b->lock);
-    } else if (b->mode == RUN_CPU_THEN_GPU) coordinate(b);
+    } else if (b->mode == RUN_CPU_THEN_GPU) ts_batch_gpu_coordinate(b);
     for (int w = 0; w < started; w++) pthread_join(threads[w], NULL);
     for (int k = 0; k < b->n_feeders; k++) pthread_join(b->feeders[k], NULL);
     return st;
-}
-
-/* Start the GPU side: now (--device gpu), or on a thread of its own that
- * the workers do not wait for (--device auto). */
-static ts_status start_gpu(batch *b, ts_err *err)
-{
-    const ts_batch_opts *o = b->o;
-    /* Pinned memory is locked RAM: half the budget at most. */
-    ts_gpu_start_opts go = { o->device, o->codec, o->gpus, o->chain_text, o->streams, o->tile_w, o->tile_h, o->path,
-                             b->budget / 2, b->wants_jpeg };
-    int on_thread = b->mode == RUN_CPU_THEN_GPU;
-    if (!(b->gpu_start = ts_gpu_start_begin(&go, on_thread, gpu_arrived, b)))
-        return ts_err_set(err, TS_E_NOMEM, "out of memory");
-    if (on_thread) return TS_OK;
-    ts_status st = TS_OK;
-    ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, err);
-    if (st != TS_OK) return st;
-    pthread_mutex_lock(&b->lock);
-    ts_batch_gpu_install(b, side, st, err);
-    pthread_mutex_unlock(&b->lock);
-    return b->gpu ? TS_OK : ts_err_set(err, TS_E_DEVICE, "%s", b->r->gpu_note);
 }
 
 static void phases_clear(ts_run_phases *p)
@@ -631,7 +577,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
      * decodes land in pinned memory; starting them beside the first
      * decodes, or pinning the whole pool up front, were both slower
      * (docs/measurements/batch.md). */
-    if (!o->dry_run && work > 0 && b.mode != RUN_CPU) st = start_gpu(&b, err);
+    if (!o->dry_run && work > 0 && b.mode != RUN_CPU) st = ts_batch_gpu_start(&b, err);
     if (st == TS_OK && !(b.cpu_codecs = ts_codec_session_create(TS_CODEC_CPU, 0, 0, 0)))
         st = ts_err_set(err, TS_E_NOMEM, "out of memory");
     if (st != TS_OK) {

@@ -103,6 +103,8 @@ size_t ts_batch_image_bytes(const ts_image *img);
 const ts_chain *ts_batch_chain_for(batch *b, const job *j);            /* the chain job j runs */
 
 /* gpu_feed.c */
+ts_status ts_batch_gpu_start(batch *b, ts_err *err);    /* now, or on its own thread (--device auto) */
+void ts_batch_gpu_coordinate(batch *b);                 /* --device auto: install it once made, until the job is done */
 void ts_batch_gpu_install(batch *b, ts_gpu_side *side, ts_status st, const ts_err *e);  /* lock held */
 void ts_batch_gpu_after(batch *b);                                      /* --device auto, the job done */
 void *ts_batch_gpu_feeder(void *engine_slot_p);

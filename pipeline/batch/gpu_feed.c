@@ -1,7 +1,7 @@
-/* gpu_feed.c - the GPU side of `run` once it is started (gpu_start.c):
- * installing it, and a feeder thread per engine that takes decoded images
- * from the shared queue, keeps a few in flight on its engine and hands
- * finished ones to the encoders. */
+/* gpu_feed.c - the GPU side of `run`: starting it (gpu_start.c makes it),
+ * installing it once made, and a feeder thread per engine that takes
+ * decoded images from the shared queue, keeps a few in flight on its
+ * engine and hands finished ones to the encoders. */
 #include "batch_internal.h"
 #include "trace_internal.h"
 
@@ -29,6 +29,60 @@ static void record_phases(batch *b, const ts_gpu_side *s)
     phase(b, lane, p->gpu_warmup, "warm-up", s->warmup[0], s->warmup[1]);
     phase(b, lane, p->gpu_rates, "bus and copy rates", s->rates[0], s->rates[1]);
     phase(b, lane, p->nvjpeg, "nvJPEG", s->nvjpeg[0], s->nvjpeg[1]);
+}
+
+/* --device auto: the GPU's start is done (called from its thread). */
+static void gpu_arrived(void *p)
+{
+    batch *b = p;
+    pthread_mutex_lock(&b->lock);
+    b->gpu_arrived = 1;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* --device auto, on the run's own thread while the workers work: install
+ * the GPU side as soon as its start is done, until the job is. Never
+ * holds the run's lock while asking the start (gpu_start.h). */
+void ts_batch_gpu_coordinate(batch *b)
+{
+    int asked = 0;
+    pthread_mutex_lock(&b->lock);
+    while (b->done < b->r->n_images) {
+        if (b->gpu_arrived && !asked) {
+            asked = 1;
+            pthread_mutex_unlock(&b->lock);
+            ts_status st = TS_OK;
+            ts_err e = { 0 };
+            ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, &e);
+            pthread_mutex_lock(&b->lock);
+            if (side && !b->fatal && !(b->o->stop && *b->o->stop)) ts_batch_gpu_install(b, side, st, &e);
+            continue;
+        }
+        pthread_cond_wait(&b->changed, &b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Start the GPU side: now (--device gpu), or on a thread of its own that
+ * the workers do not wait for (--device auto). */
+ts_status ts_batch_gpu_start(batch *b, ts_err *err)
+{
+    const ts_batch_opts *o = b->o;
+    /* Pinned memory is locked RAM: half the budget at most. */
+    ts_gpu_start_opts go = { o->device, o->codec, o->gpus, o->chain_text, o->streams, o->tile_w, o->tile_h, o->path,
+                             b->budget / 2, b->wants_jpeg };
+    int on_thread = b->mode == RUN_CPU_THEN_GPU;
+    if (!(b->gpu_start = ts_gpu_start_begin(&go, on_thread, gpu_arrived, b)))
+        return ts_err_set(err, TS_E_NOMEM, "out of memory");
+    if (on_thread) return TS_OK;
+    ts_status st = TS_OK;
+    ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, err);
+    if (st != TS_OK) return st;
+    pthread_mutex_lock(&b->lock);
+    ts_batch_gpu_install(b, side, st, err);
+    pthread_mutex_unlock(&b->lock);
+    return b->gpu ? TS_OK : ts_err_set(err, TS_E_DEVICE, "%s", b->r->gpu_note);
 }
 
 /* The GPU side is done starting (st its outcome): with engines, images
