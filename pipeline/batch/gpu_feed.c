@@ -115,6 +115,7 @@ void ts_batch_gpu_install(batch *b, ts_gpu_side *side, ts_status st, const ts_er
         return;
     }
     r->n_engines = b->n_feeders;
+    if (b->mode == RUN_GPU) snprintf(r->device, sizeof r->device, "%s", side->device);   /* with its engines */
     b->gpu = side;
     __atomic_store_n(&b->gpu_codecs, side->codecs, __ATOMIC_RELEASE);
     r->phases.gpu_ready = ts_now() - b->t_origin;
