@@ -434,7 +434,7 @@ struct sep_family {
     /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
      * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"); cases
      * it does not take run v4, the next best */
-    static constexpr int default_version = 8;
+    static constexpr int default_version = 9;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
     static constexpr auto check = sep_check;
     static constexpr auto upload = sep_upload;

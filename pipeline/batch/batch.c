@@ -158,8 +158,12 @@ static int sizes_within_limit(batch *b, int i)
     return 0;
 }
 
-/* The codecs of job i's backend: nvJPEG may take part on the GPU's. */
-static ts_codec_session *codecs_for(batch *b, const job *j) { return j->on_gpu ? b->gpu->codecs : b->cpu_codecs; }
+/* The codecs of job i's backend: nvJPEG may take part on the GPU's. An
+ * early image (the CPU codecs) decodes before the GPU's session is there. */
+static ts_codec_session *codecs_for(batch *b, const job *j)
+{
+    return j->on_gpu && !j->early ? b->gpu->codecs : b->cpu_codecs;
+}
 
 /* Decode job i (no lock held) on worker w. Returns 1 if it is ready for
  * the ops. JPEGs that suit nvJPEG go to it when the run has it (the
@@ -172,7 +176,7 @@ static int decode(batch *b, int i, int lane, int w)
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
-    ts_allocator *alloc = j->on_gpu ? &b->gpu_alloc : b->cpu_alloc.alloc ? &b->cpu_alloc : NULL;
+    ts_allocator *alloc = j->early ? NULL : j->on_gpu ? &b->gpu_alloc : b->cpu_alloc.alloc ? &b->cpu_alloc : NULL;
     ts_load_opts lo = { b->o->max_pixels, alloc, b->o->accept_damaged, b->o->max_work };
     double t0 = ts_now();
     int on_gpu = 0;
@@ -240,7 +244,7 @@ static void encode(batch *b, int i, int lane, int w)
 
 /* ---------------------------------------------------------------- workers */
 
-enum { WORK_ENCODE, WORK_DECODE, WORK_PROBE, WORK_NONE = -1, WORK_ALL_DONE = -2 };
+enum { WORK_ENCODE, WORK_PIN, WORK_DECODE, WORK_PROBE, WORK_NONE = -1, WORK_ALL_DONE = -2 };
 
 /* Once stopping: every job not yet admitted is failed, so that done
  * reaches n_images. Lock held. */
@@ -249,6 +253,14 @@ static void drain_unstarted(batch *b)
     for (int i = b->next_admit; i < b->r->n_images; i++) {
         job *j = &b->jobs[i];
         if (j->state != ST_PENDING && j->state != ST_PROBED) continue;
+        ts_err e;
+        ts_err_set(&e, b->fatal ? TS_E_DEVICE : TS_E_INTERRUPTED, "%s: not processed: %s", b->r->images[i].input,
+                   b->fatal ? "the run stopped after a device error" : "interrupted");
+        ts_batch_fail(b, i, e.status, &e);
+        ts_batch_finish(b, i);
+    }
+    while (!q_empty(&b->early)) {   /* decoded for a GPU that never came */
+        int i = q_pop(&b->early);
         ts_err e;
         ts_err_set(&e, b->fatal ? TS_E_DEVICE : TS_E_INTERRUPTED, "%s: not processed: %s", b->r->images[i].input,
                    b->fatal ? "the run stopped after a device error" : "interrupted");
@@ -265,11 +277,12 @@ static void drain_unstarted(batch *b)
 static int admit(batch *b, int i)
 {
     job *j = &b->jobs[i];
-    int on_gpu = b->gpu != NULL;
+    int on_gpu = b->gpu != NULL || b->mode == RUN_GPU;
     uint64_t cost = j->cost + (on_gpu ? 0 : j->cpu_extra);
     if (b->bytes_in_flight > 0 && b->bytes_in_flight + cost > b->budget) return 0;
     j->cost = cost;
     j->on_gpu = on_gpu;
+    j->early = on_gpu && !b->gpu;
     b->r->images[i].on_gpu = on_gpu;
     b->gpu_left += on_gpu;
     b->to_admit--;
@@ -289,11 +302,16 @@ static int admit(batch *b, int i)
 static int room_to_decode(batch *b)
 {
     if (b->gpu && b->decoded.tail - b->decoded.head >= b->decode_ahead) return 0;
+    /* Before the GPU is there, as many as the workers can move into pinned
+     * memory at once when it comes, and no more: the pinned pool would
+     * have to pin room for all of them at once (docs/BATCH.md). */
+    if (!b->gpu && b->mode == RUN_GPU && b->early.tail - b->early.head >= b->nworkers) return 0;
     return b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_PROBED && admit(b, b->next_admit);
 }
 
 /* Work for a CPU worker, chosen under the lock: encoding first (it frees
- * memory), then decoding the next image in input order when there is room
+ * memory), then moving an early image into pinned memory once the GPU is
+ * there, then decoding the next image in input order when there is room
  * for it, then probing ahead so that the next sizes are known. */
 static int next_work(batch *b, int *i)
 {
@@ -304,6 +322,10 @@ static int next_work(batch *b, int *i)
             return WORK_ENCODE;
         }
         if (stopping(b)) drain_unstarted(b);
+        if (b->gpu && !q_empty(&b->early)) {
+            *i = q_pop(&b->early);
+            return WORK_PIN;
+        }
         if (b->done == b->r->n_images) return WORK_ALL_DONE;
         while (b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_DONE) b->next_admit++;
         if (room_to_decode(b)) {
@@ -335,12 +357,21 @@ static int do_work(batch *b, int kind, int i, int lane, int w)
         if (res->status == TS_OK) encode(b, i, lane, w);
         return 1;
     }
+    if (kind == WORK_PIN) {
+        ts_batch_gpu_pin(b, i, lane);
+        b->jobs[i].early = 0;
+        return 0;
+    }
     int decoded = decode(b, i, lane, w);
     ts_codec_session *gpu_codecs = __atomic_load_n(&b->gpu_codecs, __ATOMIC_ACQUIRE);
     if (__atomic_sub_fetch(&b->decodes_left, 1, __ATOMIC_ACQ_REL) == 0 && gpu_codecs)
         ts_codec_session_end_decoding(gpu_codecs);
     if (!decoded) return 1;
     if (b->jobs[i].on_gpu) return 0;
+    if (ts_batch_gpu_take_decoded(b, i)) {
+        ts_batch_gpu_pin(b, i, lane);
+        return 0;
+    }
     cpu_ops(b, i, lane);
     if (res->status == TS_OK) encode(b, i, lane, w);
     return 1;
@@ -368,7 +399,7 @@ static void *worker(void *p)
             ts_batch_finish(b, i);
         } else {
             b->jobs[i].state = ST_DECODED;
-            q_push(&b->decoded, i);
+            q_push(b->jobs[i].early ? &b->early : &b->decoded, i);
         }
         pthread_cond_broadcast(&b->changed);
     }
@@ -395,6 +426,7 @@ static void batch_cleanup(batch *b)
         for (int i = 0; i < b->r->n_images; i++) ts_chain_free(b->jobs[i].chain);
     free(b->jobs);
     free(b->decoded.at);
+    free(b->early.at);
     free(b->processed.at);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->changed);
@@ -466,7 +498,7 @@ static ts_status run_threads(batch *b, ts_err *err)
         b->fatal_err = *err;
         pthread_cond_broadcast(&b->changed);
         pthread_mutex_unlock(&b->lock);
-    } else if (b->mode == RUN_CPU_THEN_GPU) ts_batch_gpu_coordinate(b);
+    } else if (b->mode == RUN_CPU_THEN_GPU || b->early_decode) ts_batch_gpu_coordinate(b);
     for (int w = 0; w < started; w++) pthread_join(threads[w], NULL);
     for (int k = 0; k < b->n_feeders; k++) pthread_join(b->feeders[k], NULL);
     return st;
@@ -529,10 +561,11 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         r->images = calloc((size_t)l.n, sizeof *r->images);
         b.jobs = calloc((size_t)l.n, sizeof *b.jobs);
         b.decoded.at = malloc(sizeof(int) * (size_t)l.n);
+        b.early.at = malloc(sizeof(int) * (size_t)l.n);
         b.processed.at = malloc(sizeof(int) * (size_t)l.n);
         needs = malloc(sizeof *needs * (size_t)l.n);
         formats = malloc(sizeof *formats * (size_t)l.n);
-        if (!r->images || !b.jobs || !b.decoded.at || !b.processed.at || !needs || !formats)
+        if (!r->images || !b.jobs || !b.decoded.at || !b.early.at || !b.processed.at || !needs || !formats)
             st = ts_err_set(err, TS_E_NOMEM, "out of memory");
     }
     if (st != TS_OK) {
@@ -573,10 +606,14 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         b.mode = RUN_CPU;
         snprintf(r->gpu_note, sizeof r->gpu_note, "not started: %d image%s, one a CPU worker", work, work == 1 ? "" : "s");
     }
-    /* --device gpu: the engines start before the first decode, so that
-     * decodes land in pinned memory; starting them beside the first
-     * decodes, or pinning the whole pool up front, were both slower
-     * (docs/measurements/batch.md). */
+    /* --device gpu: decodes should land in pinned memory, which takes the
+     * engines. With nvJPEG the first files wait for it. With the CPU codecs
+     * the workers decode the first images into ordinary memory while the
+     * engines start, as many as they can then move into pinned memory at
+     * once (room_to_decode): decoding every image beside the start into
+     * ordinary memory, or pinning the whole pool up front, were both slower
+     * than waiting (docs/measurements/batch.md). */
+    b.early_decode = b.mode == RUN_GPU && (o->codec == TS_CODEC_CPU || !b.wants_jpeg);
     if (!o->dry_run && work > 0 && b.mode != RUN_CPU) st = ts_batch_gpu_start(&b, err);
     if (st == TS_OK && !(b.cpu_codecs = ts_codec_session_create(TS_CODEC_CPU, 0, 0, 0)))
         st = ts_err_set(err, TS_E_NOMEM, "out of memory");

@@ -21,7 +21,8 @@ enum { ST_PENDING, ST_PROBING, ST_PROBED, ST_DECODING, ST_DECODED, ST_ON_GPU, ST
 /* Which backends a run has: the CPU alone, the GPU alone, or the CPU from
  * the start and the GPU once its start (gpu_start.c) is done (--device
  * auto): images admitted from then on go to the GPU, the CPU keeps what
- * it has. */
+ * it has. With the GPU alone and the CPU codecs (early_decode), the
+ * workers decode the first images while the GPU starts. */
 enum { RUN_CPU, RUN_GPU, RUN_CPU_THEN_GPU };
 
 typedef struct job {
@@ -37,6 +38,8 @@ typedef struct job {
     ts_chain *chain;          /* its chain (orientation, shrink on load), or NULL: the run's */
     int out_on_device;        /* out stays on the GPU for nvJPEG to encode */
     int cpu_decode;           /* not for nvJPEG (not JPEG, not 3 channels, 12-bit): libjpeg-turbo's */
+    int early;                /* admitted to the GPU before it was there: decoded into pageable
+                                 memory, then moved into pinned memory once it is */
 } job;
 
 /* A FIFO of job indices; each index enters a queue at most once. */
@@ -69,6 +72,7 @@ typedef struct batch {
     engine_slot engines[TS_MAX_ENGINES];
     pthread_t feeders[TS_MAX_ENGINES];
     int n_feeders;
+    int feeders_running;      /* feeders not yet ended: an image may go to the GPU only while one is */
     ts_pool *pool;            /* CPU ops: the tiles of every image in flight share these threads */
     ts_allocator cpu_alloc;   /* the CPU's decodes: the pool's buffers (none: malloc) */
     ts_allocator gpu_alloc;   /* the GPU's: pinned when a pool has room, else pageable */
@@ -80,6 +84,8 @@ typedef struct batch {
     int next_probe;           /* next job to probe */
     int next_admit;           /* next job to admit, in input order */
     int to_admit;             /* jobs neither admitted nor finished */
+    int early_decode;         /* --device gpu, CPU codecs: decode while the GPU starts */
+    queue early;              /* decoded before the GPU was there, for a worker to move into pinned memory */
     queue decoded;            /* waiting for a GPU engine */
     int decode_ahead;         /* decoded images left waiting for an engine at most */
     queue processed;          /* waiting for an encoder */
@@ -103,11 +109,13 @@ size_t ts_batch_image_bytes(const ts_image *img);
 const ts_chain *ts_batch_chain_for(batch *b, const job *j);            /* the chain job j runs */
 
 /* gpu_feed.c */
-ts_status ts_batch_gpu_start(batch *b, ts_err *err);    /* now, or on its own thread (--device auto) */
-void ts_batch_gpu_coordinate(batch *b);                 /* --device auto: install it once made, until the job is done */
+ts_status ts_batch_gpu_start(batch *b, ts_err *err);    /* now, or on its own thread (auto, early_decode) */
+void ts_batch_gpu_coordinate(batch *b);                 /* started on its thread: install it once made, until the job is done */
 void ts_batch_gpu_install(batch *b, ts_gpu_side *side, ts_status st, const ts_err *e);  /* lock held */
 void ts_batch_gpu_after(batch *b);                                      /* --device auto, the job done */
 void *ts_batch_gpu_feeder(void *engine_slot_p);
+int ts_batch_gpu_take_decoded(batch *b, int i);         /* 1: CPU job i, decoded, goes to the GPU for its ops */
+void ts_batch_gpu_pin(batch *b, int i, int lane);       /* job i's decoded pixels into pinned memory, where there is room */
 ts_status ts_batch_engine_to_host(void *batch_p, ts_image *img, ts_err *err);
 
 #endif

@@ -1,7 +1,9 @@
 /* gpu_feed.c - the GPU side of `run`: starting it (gpu_start.c makes it),
- * installing it once made, and a feeder thread per engine that takes
- * decoded images from the shared queue, keeps a few in flight on its
- * engine and hands finished ones to the encoders. */
+ * installing it once made, a feeder thread per engine that takes decoded
+ * images from the shared queue, keeps a few in flight on its engine and
+ * hands finished ones to the encoders, and the decoded images that come
+ * to it from ordinary memory (an auto run's CPU images, --device gpu's
+ * first ones). */
 #include "batch_internal.h"
 #include "trace_internal.h"
 
@@ -41,9 +43,11 @@ static void gpu_arrived(void *p)
     pthread_mutex_unlock(&b->lock);
 }
 
-/* --device auto, on the run's own thread while the workers work: install
- * the GPU side as soon as its start is done, until the job is. Never
- * holds the run's lock while asking the start (gpu_start.h). */
+/* A start on its own thread (--device auto, or --device gpu decoding
+ * while it starts), on the run's own thread while the workers work:
+ * install the GPU side as soon as its start is done, until the job is.
+ * Never holds the run's lock while asking the start (gpu_start.h). With
+ * the GPU alone, a start that brings no engine stops the run. */
 void ts_batch_gpu_coordinate(batch *b)
 {
     int asked = 0;
@@ -57,6 +61,11 @@ void ts_batch_gpu_coordinate(batch *b)
             ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, &e);
             pthread_mutex_lock(&b->lock);
             if (side && !b->fatal && !(b->o->stop && *b->o->stop)) ts_batch_gpu_install(b, side, st, &e);
+            if (b->mode == RUN_GPU && !b->gpu && !b->fatal) {
+                b->fatal = 1;
+                ts_err_set(&b->fatal_err, TS_E_DEVICE, "%s", b->r->gpu_note[0] ? b->r->gpu_note : "no GPU");
+                pthread_cond_broadcast(&b->changed);
+            }
             continue;
         }
         pthread_cond_wait(&b->changed, &b->lock);
@@ -65,14 +74,15 @@ void ts_batch_gpu_coordinate(batch *b)
 }
 
 /* Start the GPU side: now (--device gpu), or on a thread of its own that
- * the workers do not wait for (--device auto). */
+ * the workers do not wait for (--device auto; --device gpu with the CPU
+ * codecs, which decode meanwhile). */
 ts_status ts_batch_gpu_start(batch *b, ts_err *err)
 {
     const ts_batch_opts *o = b->o;
     /* Pinned memory is locked RAM: half the budget at most. */
     ts_gpu_start_opts go = { o->device, o->codec, o->gpus, o->chain_text, o->streams, o->tile_w, o->tile_h, o->path,
                              b->budget / 2, b->wants_jpeg };
-    int on_thread = b->mode == RUN_CPU_THEN_GPU;
+    int on_thread = b->mode == RUN_CPU_THEN_GPU || b->early_decode;
     if (!(b->gpu_start = ts_gpu_start_begin(&go, on_thread, gpu_arrived, b)))
         return ts_err_set(err, TS_E_NOMEM, "out of memory");
     if (on_thread) return TS_OK;
@@ -107,6 +117,7 @@ void ts_batch_gpu_install(batch *b, ts_gpu_side *side, ts_status st, const ts_er
         es->depth = 2 * side->set.streams;   /* two images per stream keep every stream busy */
         if (pthread_create(&b->feeders[b->n_feeders], NULL, ts_batch_gpu_feeder, es) != 0) break;
         b->n_feeders++;
+        b->feeders_running++;
         b->decode_ahead += es->depth;
         r->engine_device[k] = side->set.device[k];
     }
@@ -148,6 +159,47 @@ void ts_batch_gpu_after(batch *b)
         snprintf(r->gpu_note, sizeof r->gpu_note, "no GPU: %.180s", st != TS_OK ? e.msg : side->note);
     else snprintf(r->gpu_note, sizeof r->gpu_note, "not used: it was ready at %.2f s, when no image was left to start",
                   side->ready - b->t_origin);
+}
+
+/* A CPU image decoded once the GPU is there (and has room in its queue)
+ * has its ops run there instead: they are most of the CPU's time for an
+ * image, and its worker is free again at once for the GPU's decodes and
+ * encodes. The CPU keeps the images whose ops it has begun. Only while a
+ * feeder runs (they wait for the last decode, but may have ended just
+ * before this one's). */
+int ts_batch_gpu_take_decoded(batch *b, int i)
+{
+    job *j = &b->jobs[i];
+    pthread_mutex_lock(&b->lock);
+    int go = b->gpu && b->feeders_running > 0 && !b->fatal && !(b->o->stop && *b->o->stop) && b->decoded.tail - b->decoded.head < b->decode_ahead;
+    if (go) {
+        j->on_gpu = 1;
+        b->r->images[i].on_gpu = 1;
+        b->gpu_left++;
+    }
+    pthread_mutex_unlock(&b->lock);
+    return go;
+}
+
+/* Its pixels move into the engines' pinned memory where a pool has room:
+ * the worker's copy runs beside the others, where the engine would stage
+ * a pageable image on the driver's one callback thread. */
+void ts_batch_gpu_pin(batch *b, int i, int lane)
+{
+    job *j = &b->jobs[i];
+    ts_allocator pinned = ts_engine_set_pinned_allocator(&b->gpu->set);
+    ts_image px;
+    double t0 = ts_now();
+    if (ts_image_alloc(&px, j->in.w, j->in.h, j->in.c, j->in.type, 0, &pinned, NULL) != TS_OK) return;
+    size_t row = (size_t)j->in.w * ts_pixel_bytes(&j->in);
+    for (int y = 0; y < j->in.h; y++)
+        memcpy(px.data + (size_t)y * px.stride, j->in.data + (size_t)y * j->in.stride, row);
+    ts_image pixels_only = { .data = j->in.data, .alloc = j->in.alloc };
+    ts_image_free(&pixels_only);
+    j->in.data = px.data;
+    j->in.stride = px.stride;
+    j->in.alloc = px.alloc;
+    ts_batch_trace(b, lane, "to pinned", t0, ts_now(), ts_batch_image_bytes(&j->in), i);
 }
 
 /* The pixels of an image on the device back to the host, for the CPU writers. */
@@ -234,9 +286,13 @@ void *ts_batch_gpu_feeder(void *p)
             pthread_cond_broadcast(&b->changed);
             continue;
         }
-        if ((b->gpu_left == 0 && b->to_admit == 0) || b->fatal) break;
+        /* the end: nothing left for the GPU, and no CPU image left to
+         * decode (one may still come to it) unless the run is stopping */
+        int cpu_may_come = !(b->o->stop && *b->o->stop) && __atomic_load_n(&b->decodes_left, __ATOMIC_ACQUIRE) > 0;
+        if ((b->gpu_left == 0 && b->to_admit == 0 && !cpu_may_come) || b->fatal) break;
         pthread_cond_wait(&b->changed, &b->lock);
     }
+    b->feeders_running--;
     pthread_mutex_unlock(&b->lock);
     return NULL;
 }

@@ -68,6 +68,8 @@ ts_status ts_engine_set_start(ts_engine_set *s, const ts_engine_set_opts *o, con
 int ts_engine_set_one_device(const ts_engine_set *s);
 /* For decoded images: pinned from any engine's pool with room, else pageable. */
 ts_allocator ts_engine_set_decode_allocator(ts_engine_set *s);
+/* Pinned memory only: NULL when no engine's pool has room. */
+ts_allocator ts_engine_set_pinned_allocator(ts_engine_set *s);
 /* Every engine's stage events go to t from now on. */
 void ts_engine_set_attach_trace(ts_engine_set *s, ts_trace *t);
 void ts_engine_set_free(ts_engine_set *s);

@@ -66,19 +66,28 @@ int ts_engine_set_one_device(const ts_engine_set *s)
     return s->n > 0;
 }
 
+/* Pinned memory from the first engine's pool with room, else NULL. */
+static void *pinned_alloc(void *ctx, size_t bytes)
+{
+    ts_engine_set *s = ctx;
+    for (int k = 0; k < s->n; k++) {
+        ts_allocator a = ts_engine_pinned_allocator(s->e[k]);
+        void *p = a.alloc(a.ctx, bytes);
+        if (p) return p;
+    }
+    return NULL;
+}
+
 /* Pinned memory when some engine's pool has room (copies from it
  * overlap), else pageable memory from the first pool's fallback (the
  * engine stages it). */
 static void *decode_alloc(void *ctx, size_t bytes)
 {
     ts_engine_set *s = ctx;
-    for (int k = 0; k < s->n; k++) {
-        ts_allocator a = ts_engine_pinned_allocator(s->e[k]);
-        void *p = a.alloc(a.ctx, bytes);
-        if (p) {
-            __atomic_add_fetch(&s->pinned_decodes, 1, __ATOMIC_RELAXED);
-            return p;
-        }
+    void *p = pinned_alloc(ctx, bytes);
+    if (p) {
+        __atomic_add_fetch(&s->pinned_decodes, 1, __ATOMIC_RELAXED);
+        return p;
     }
     __atomic_add_fetch(&s->pageable_decodes, 1, __ATOMIC_RELAXED);
     ts_allocator a = ts_engine_allocator(s->e[0]);
@@ -93,6 +102,7 @@ static void decode_free(void *ctx, void *p)
 }
 
 ts_allocator ts_engine_set_decode_allocator(ts_engine_set *s) { return (ts_allocator){ decode_alloc, decode_free, s }; }
+ts_allocator ts_engine_set_pinned_allocator(ts_engine_set *s) { return (ts_allocator){ pinned_alloc, decode_free, s }; }
 
 void ts_engine_set_attach_trace(ts_engine_set *s, ts_trace *t)
 {
