@@ -551,9 +551,13 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         b.mode = RUN_CPU_THEN_GPU;
         snprintf(r->device, sizeof r->device, "cpu");
         snprintf(r->device_note, sizeof r->device_note, "--device auto: the GPU takes images once it has started");
-    } else if (st == TS_OK && (st = ts_engine_pick_device(o->device, r->device, sizeof r->device, r->device_note,
-                                                          sizeof r->device_note, &use_gpu, err)) == TS_OK)
-        b.mode = use_gpu ? RUN_GPU : RUN_CPU;
+    } else if (st == TS_OK) {
+        b.probe[0] = ts_now();   /* the GPU's first phase, here inside `inputs` */
+        st = ts_engine_pick_device(o->device, r->device, sizeof r->device, r->device_note, sizeof r->device_note,
+                                   &use_gpu, err);
+        b.probe[1] = ts_now();
+        if (st == TS_OK) b.mode = use_gpu ? RUN_GPU : RUN_CPU;
+    }
     if (st == TS_OK && o->codec == TS_CODEC_GPU && b.mode != RUN_GPU)
         st = ts_err_set(err, TS_E_ARG, "--codec gpu needs the GPU (--device gpu or auto with a CUDA device)");
     if (st == TS_OK) {

@@ -97,6 +97,7 @@ typedef struct batch {
     int fatal;                /* a device error: stop everything */
     ts_err fatal_err;
     double t_origin;          /* what the phases count from (ts_now clock) */
+    double probe[2];          /* --device gpu|cpu: finding the devices, before the start (ts_now clock) */
     unsigned char background[3]; /* alpha goes onto this where the output format has none */
     int flattened;            /* images it did (atomic) */
 } batch;

@@ -26,7 +26,9 @@ static void record_phases(batch *b, const ts_gpu_side *s)
     ts_run_phases *p = &b->r->phases;
     if (p->gpu_probe[0] >= 0) return;   /* once */
     int lane = b->o->trace ? ts_trace_lane(b->o->trace, "gpu start") : 0;
-    phase(b, lane, p->gpu_probe, "find the devices", s->probe[0], s->probe[1]);
+    /* a pure GPU run found the devices before its start (which found them again at once) */
+    const double *probe = b->mode == RUN_GPU && b->probe[1] > 0 ? b->probe : s->probe;
+    phase(b, lane, p->gpu_probe, "find the devices", probe[0], probe[1]);
     phase(b, lane, p->gpu_engines, "engines", s->engines[0], s->engines[1]);
     phase(b, lane, p->gpu_warmup, "warm-up", s->warmup[0], s->warmup[1]);
     phase(b, lane, p->gpu_rates, "bus and copy rates", s->rates[0], s->rates[1]);
