@@ -173,7 +173,8 @@ int ts_batch_gpu_take_decoded(batch *b, int i)
 {
     job *j = &b->jobs[i];
     pthread_mutex_lock(&b->lock);
-    int go = b->gpu && b->feeders_running > 0 && !b->fatal && !(b->o->stop && *b->o->stop) && b->decoded.tail - b->decoded.head < b->decode_ahead;
+    int go = b->gpu && b->feeders_running > 0 && !b->fatal && !(b->o->stop && *b->o->stop) &&
+             b->decoded.tail - b->decoded.head < b->decode_ahead;
     if (go) {
         j->on_gpu = 1;
         b->r->images[i].on_gpu = 1;
