@@ -433,7 +433,7 @@ struct sep_family {
     static constexpr int count = (int)(sizeof sep_versions / sizeof sep_versions[0]);
     /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
      * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"); cases
-     * it does not take run v4, the next best */
+     * it does not take run v8, then v4 */
     static constexpr int default_version = 9;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
     static constexpr auto check = sep_check;

@@ -246,27 +246,25 @@ static void encode(batch *b, int i, int lane, int w)
 
 enum { WORK_ENCODE, WORK_PIN, WORK_DECODE, WORK_PROBE, WORK_NONE = -1, WORK_ALL_DONE = -2 };
 
-/* Once stopping: every job not yet admitted is failed, so that done
- * reaches n_images. Lock held. */
+/* Job i fails unprocessed: a device error or a stop came first. Lock held. */
+static void fail_unprocessed(batch *b, int i)
+{
+    ts_err e;
+    ts_err_set(&e, b->fatal ? TS_E_DEVICE : TS_E_INTERRUPTED, "%s: not processed: %s", b->r->images[i].input,
+               b->fatal ? "the run stopped after a device error" : "interrupted");
+    ts_batch_fail(b, i, e.status, &e);
+    ts_batch_finish(b, i);
+}
+
+/* Once stopping: every job not yet admitted, and every one decoded for a
+ * GPU that never came, is failed, so that done reaches n_images. Lock held. */
 static void drain_unstarted(batch *b)
 {
     for (int i = b->next_admit; i < b->r->n_images; i++) {
         job *j = &b->jobs[i];
-        if (j->state != ST_PENDING && j->state != ST_PROBED) continue;
-        ts_err e;
-        ts_err_set(&e, b->fatal ? TS_E_DEVICE : TS_E_INTERRUPTED, "%s: not processed: %s", b->r->images[i].input,
-                   b->fatal ? "the run stopped after a device error" : "interrupted");
-        ts_batch_fail(b, i, e.status, &e);
-        ts_batch_finish(b, i);
+        if (j->state == ST_PENDING || j->state == ST_PROBED) fail_unprocessed(b, i);
     }
-    while (!q_empty(&b->early)) {   /* decoded for a GPU that never came */
-        int i = q_pop(&b->early);
-        ts_err e;
-        ts_err_set(&e, b->fatal ? TS_E_DEVICE : TS_E_INTERRUPTED, "%s: not processed: %s", b->r->images[i].input,
-                   b->fatal ? "the run stopped after a device error" : "interrupted");
-        ts_batch_fail(b, i, e.status, &e);
-        ts_batch_finish(b, i);
-    }
+    while (!q_empty(&b->early)) fail_unprocessed(b, q_pop(&b->early));
     if (b->next_probe < b->r->n_images) b->next_probe = b->r->n_images;
 }
 
