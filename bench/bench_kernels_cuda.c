@@ -260,10 +260,11 @@ static void bench_transpose(ts_bench *b)
     bench_family(b, "transpose", &op, b->io.h, b->io.w);
 }
 
-/* The chain of the folder benchmark, op by op, in device memory: the ops
- * the plan lowers it to for an RGB image (which the GPU engine widens to
- * RGBX, the layout here), each a whole-image launch of its default
- * version, through two intermediate images (gauss: in -> out, matrix:
+/* The chain of the folder benchmark in device memory: the ops the plan
+ * lowers it to for an RGB image (which the GPU engine widens to RGBX, the
+ * layout here), one by one and as the engine fuses them (ts_plan_fuse),
+ * each a whole-image launch of its default version, through two
+ * intermediate images (gauss: in -> out, matrix:
  * out -> tmp, transpose: tmp -> out). Bytes are one read and one write of
  * the image: the line's "% copy" is how far the chain is from a single
  * pass. */
@@ -289,13 +290,13 @@ static int launch_chain(const ts_bench_io *io, int buf, void *ctx, char *msg, si
     return 0;
 }
 
-static void bench_chain(ts_bench *b, const char *text)
+static void bench_chain(ts_bench *b, const char *text, int fuse)
 {
     ts_chain *chain = NULL;
     ts_plan plan;
     ts_err err = { TS_OK, "" };
     chain_run *c;
-    char variant[96];
+    char variant[128];
     if (!ts_bench_wants(b, "chain")) return;
     memset(&plan, 0, sizeof plan);
     if (ts_chain_parse(text, &chain, &err) != TS_OK || ts_plan_make(chain, b->io.w, b->io.h, 3, TS_U8, &plan, &err) != TS_OK) {
@@ -303,6 +304,7 @@ static void bench_chain(ts_bench *b, const char *text)
         ts_chain_free(chain);
         return;
     }
+    if (fuse) ts_plan_fuse(&plan);
     c = calloc(1, sizeof *c);
     if (!c || plan.n > CHAIN_MAX_OPS) {
         ts_bench_fail(b, "chain", text, c ? "too many ops" : "out of memory");
@@ -317,7 +319,8 @@ static void bench_chain(ts_bench *b, const char *text)
             c->mid[k + 1] = bench_view(to_out ? b->io.out : b->io.tmp, pitch, plan.w[k + 1], plan.h[k + 1]);
             if (!to_out && pitch * (size_t)plan.h[k + 1] > b->io.tmp_pitch * (size_t)b->io.h) c->n = -1;
         }
-        snprintf(variant, sizeof variant, "%s: %d ops, default versions", text, plan.n);
+        snprintf(variant, sizeof variant, "%s: %d ops%s, default versions", text, plan.n,
+                 fuse ? " as the engine fuses them" : " one by one");
         if (c->n < 0) ts_bench_fail(b, "chain", variant, "an intermediate does not fit");
         else ts_bench_line(b, "chain", variant, 8.0 * b->io.w * b->io.h, (double)b->io.w * b->io.h, launch_chain, c);
     }
@@ -417,7 +420,8 @@ static void bench_all_lines(ts_bench *b)
     bench_conv2d(b);
     bench_resize(b, "resize-up", 2.0);
     bench_resize(b, "resize-down", 0.5);
-    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose");
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 0);
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1);
 }
 
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)

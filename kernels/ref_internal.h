@@ -17,6 +17,10 @@
  * cpu.c make the same checks.) */
 ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst, ts_err *err);
 
+/* The colour matrix on one pixel of c channels, in float (ref_point.c):
+ * MATRIX's maths, and ORIENT's when it carries a matrix. */
+void tsk_ref_matrix_pixel(const float *m, int c, float maxv, const float *in, float *out);
+
 /* The largest channel value of a type, as the numeric rule uses it. */
 static inline float ref_type_max(ts_type t)
 {

@@ -113,8 +113,13 @@ typedef struct tsk_op {
          *   3 rot180   (W-1-x, H-1-y)       4 flip v   (x, H-1-y)
          *   5 transpose (y, x)              6 rot90 cw (y, H-1-x)
          *   7 transverse (W-1-y, H-1-x)     8 rot270 cw (W-1-y, x)
-         * Codes 5..8 swap width and height; other codes are TS_E_ARG. */
-        struct { int code; } orient;
+         * Codes 5..8 swap width and height; other codes are TS_E_ARG.
+         * matrix = 1: every pixel also goes through the colour matrix m,
+         * exactly as a MATRIX op after it would (same maths, one rounding).
+         * An orientation only moves pixels, so the two commute; the planner
+         * fuses a MATRIX next to an ORIENT into it (ts_plan_fuse) so that
+         * the pair costs the GPU one pass through memory, not two. */
+        struct { int code; int matrix; float m[12]; } orient;
 
         /* Two passes in float, rx = (nx-1)/2, ry = (ny-1)/2 (nx, ny odd):
          *   row pass    r(x,y') = sum_i kx[i] * p(x + i - rx, y')

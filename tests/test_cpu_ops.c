@@ -53,6 +53,10 @@ static tsk_op random_op(tsk_kind kind, int c, ts_type t, ts_border b)
         break;
     case TSK_ORIENT:
         op.u.orient.code = tref_randint(1, 8);
+        if (tref_randint(0, 1)) { /* carrying a matrix, as ts_plan_fuse makes it */
+            op.u.orient.matrix = 1;
+            for (int i = 0; i < 12; i++) op.u.orient.m[i] = tref_randf(-0.6f, 1.2f);
+        }
         break;
     case TSK_CONV_SEP: {
         int style = tref_randint(0, 2); /* smoothing, unsharp mask, signed */

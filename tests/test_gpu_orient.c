@@ -2,8 +2,9 @@
  * codes) against the CPU reference: every version, code, type and channel
  * count on fresh random inputs of several sizes, output tiles away from
  * the origin fed exactly tsk_need() of the input (or more), and rows that
- * are not 16-byte aligned. Outputs are poisoned before each run; a
- * permutation of pixels must match exactly. */
+ * are not 16-byte aligned; all of it again with a colour matrix carried
+ * (as ts_plan_fuse makes them). Outputs are poisoned before each run; a
+ * permutation of pixels, and the matrix's exact maths, must match exactly. */
 #include "check.h"
 #include "testimg.h"
 #include "tsk.h"
@@ -21,12 +22,21 @@ static int quick; /* timg_quick() */
 
 static const ts_type types[3] = { TS_U8, TS_U16, TS_F32 };
 
+static int with_matrix; /* 1: the ops carry a colour matrix (a fused MATRIX) */
+
 static tsk_op orient_op(int code)
 {
     tsk_op op;
     memset(&op, 0, sizeof op);
     op.kind = TSK_ORIENT;
     op.u.orient.code = code;
+    if (with_matrix) {
+        /* sepia-like gains above 1 and an offset: saturates at both ends */
+        static const float m[12] = { 0.393f, 0.769f, 0.189f, 0.0f, 0.349f, 0.686f, 0.168f, 0.02f,
+                                     0.272f, 0.534f, 0.131f, -0.1f };
+        op.u.orient.matrix = 1;
+        memcpy(op.u.orient.m, m, sizeof m);
+    }
     return op;
 }
 
@@ -44,8 +54,8 @@ static void check_region(int code, ts_type t, int c, int in_w, int in_h, ts_rect
     ts_view src = timg_alloc(s.x0, s.y0, s.w, s.h, in_w, in_h, c, t);
     ts_view want = timg_alloc(r.x0, r.y0, r.w, r.h, out_w, out_h, c, t);
     char tag[160];
-    snprintf(tag, sizeof tag, "code %d %s c%d in %dx%d out region %d,%d %dx%d grow %d offset %zu", code,
-             timg_type_name(t), c, in_w, in_h, r.x0, r.y0, r.w, r.h, grow, offset);
+    snprintf(tag, sizeof tag, "code %d%s %s c%d in %dx%d out region %d,%d %dx%d grow %d offset %zu", code,
+             with_matrix ? "+matrix" : "", timg_type_name(t), c, in_w, in_h, r.x0, r.y0, r.w, r.h, grow, offset);
     timg_check_versions_exact(&op, &src, &want, offset, v_first, v_last, tag);
 }
 
@@ -125,9 +135,12 @@ int main(void)
     if (!timg_gpu_ready()) return 77;
     quick = timg_quick();
     int versions = timg_check_version_table(TSK_ORIENT);
-    test_all_combinations(versions);
-    test_regions(versions);
-    if (!quick) test_large(versions);
+    for (with_matrix = 0; with_matrix < 2; with_matrix++) {
+        test_all_combinations(versions);
+        test_regions(versions);
+        if (!quick) test_large(versions);
+    }
+    with_matrix = 0;
     test_refuses_short_source();
     return check_exit();
 }

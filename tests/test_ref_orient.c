@@ -1,7 +1,8 @@
 /* test_ref_orient.c - the eight EXIF orientations: a 3x2 image worked out
  * by hand, sizes, and compositions that must give known results (6 four
  * times is the identity, 5 twice too, 2 then 4 is 3, transpose then a flip
- * is a rotation) on random images of every type and channel count. */
+ * is a rotation) on random images of every type and channel count, and
+ * an orientation carrying a colour matrix (a fused MATRIX). */
 #include "check.h"
 #include "testimg.h"
 #include "test_ref_util.h"
@@ -120,6 +121,48 @@ static void test_compositions_random(void)
     }
 }
 
+/* An orientation carrying a matrix gives the bytes of the orientation and
+ * then the matrix as two ops (both orders: the two commute), on every type
+ * and channel count; and by hand: grey 0.5 v + 10 of 1 2 3 / 4 5 6, code 6. */
+static void test_carried_matrix(void)
+{
+    for (int round = 0; round < 24; round++) {
+        int w = tref_randint(1, 13), h = tref_randint(1, 13);
+        ts_view src = timg_whole(w, h, tref_randint(1, 4), tref_randtype());
+        timg_random(&src);
+        tsk_op fused = orient_op(tref_randint(1, 8)), orient = fused, mat;
+        memset(&mat, 0, sizeof mat);
+        mat.kind = TSK_MATRIX;
+        for (int i = 0; i < 12; i++) mat.u.matrix.m[i] = tref_randf(-0.6f, 1.2f);
+        fused.u.orient.matrix = 1;
+        memcpy(fused.u.orient.m, mat.u.matrix.m, sizeof mat.u.matrix.m);
+        ts_view one = tref_apply_whole(&fused, &src);
+        ts_view a = tref_apply_whole(&orient, &src), ab = tref_apply_whole(&mat, &a);
+        ts_view b = tref_apply_whole(&mat, &src), ba = tref_apply_whole(&orient, &b);
+        CHECK_MSG(tref_same_bytes(&one, &ab), "code %d + matrix != code, matrix on %dx%dx%d %s",
+                  orient.u.orient.code, w, h, src.c, tref_type_names[src.type]);
+        CHECK_MSG(tref_same_bytes(&one, &ba), "code %d + matrix != matrix, code on %dx%dx%d %s",
+                  orient.u.orient.code, w, h, src.c, tref_type_names[src.type]);
+        timg_free(&src);
+        timg_free(&one);
+        timg_free(&a);
+        timg_free(&ab);
+        timg_free(&b);
+        timg_free(&ba);
+    }
+    static const float in[6] = { 1, 2, 3, 4, 5, 6 };
+    static const float want[6] = { 12, 10.5f, 12.5f, 11, 13, 11.5f }; /* 0.5 * (4 1 / 5 2 / 6 3) + 10 */
+    tsk_op op = orient_op(6);
+    op.u.orient.matrix = 1;
+    op.u.orient.m[0] = 0.5f;
+    ts_view src = tref_view(3, 2, 1, TS_F32, in);
+    op.u.orient.m[3] = 10.0f; /* F32: max is 1, so m[3] * max = 10 */
+    ts_view dst = tref_apply_whole(&op, &src);
+    tref_expect(&dst, want, 0, "orient 6 + matrix, grey f32");
+    timg_free(&src);
+    timg_free(&dst);
+}
+
 static void test_out_size_and_bad_code(void)
 {
     int w, h;
@@ -148,6 +191,7 @@ int main(void)
     test_hand_3x2();
     test_hand_3x2_rgb();
     test_compositions_random();
+    test_carried_matrix();
     test_out_size_and_bad_code();
     return check_exit();
 }

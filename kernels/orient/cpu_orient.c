@@ -496,24 +496,24 @@ static void flip_rows(const tsk_op *op, const ts_view *src, ts_view *dst)
     copy_block(op, src, dst, n, dst->w, 0, dst->h);
 }
 
-ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+/* The permutation alone. */
+static void orient_pixels(const tsk_op *op, const ts_view *src, ts_view *dst)
 {
     int code = op->u.orient.code;
     size_t ps = (size_t)dst->c * (size_t)dst->type;
-    (void)err;
     if (code == 1 || code == 4) {
         for (int y = 0; y < dst->h; y++) {
             ptrdiff_t step;
             int sx;
             memcpy(cpu_px(dst, 0, y), source_of(op, src, dst->x0, dst->y0 + y, &step, &sx), (size_t)dst->w * ps);
         }
-        return TS_OK;
+        return;
     }
     if (code == 2 || code == 3) {
         flip_rows(op, src, dst);
-        return TS_OK;
+        return;
     }
-    if (transpose_blocks(op, src, dst)) return TS_OK;
+    if (transpose_blocks(op, src, dst)) return;
     /* Pixel by pixel: a block is bw output columns (bw source rows) by bh
      * output rows (bh source columns, about 192 bytes of each source row):
      * long runs of output, and source lines that stay in L1 across the
@@ -522,5 +522,33 @@ ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_
     for (int bx = 0; bx < dst->w; bx += bw)
         for (int by = 0; by < dst->h; by += bh)
             copy_block(op, src, dst, bx, bx + bw < dst->w ? bx + bw : dst->w, by, by + bh < dst->h ? by + bh : dst->h);
-    return TS_OK;
+}
+
+/* A carried matrix runs on the oriented rows, each copied aside first (the
+ * matrix's row functions take distinct input and output), while the row
+ * is still in cache. */
+ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+    orient_pixels(op, src, dst);
+    if (!op->u.orient.matrix || dst->w <= 0 || dst->h <= 0) return TS_OK;
+    tsk_op mat;
+    memset(&mat, 0, sizeof mat);
+    mat.kind = TSK_MATRIX;
+    memcpy(mat.u.matrix.m, op->u.orient.m, sizeof mat.u.matrix.m);
+    size_t row_bytes = (size_t)dst->w * (size_t)dst->c * (size_t)dst->type;
+    unsigned char *row = malloc(row_bytes);
+    if (!row) return ts_err_set(err, TS_E_NOMEM, "orient: no memory for a row");
+    ts_status st = TS_OK;
+    for (int y = 0; y < dst->h && st == TS_OK; y++) {
+        ts_view in = *dst, out = *dst;
+        out.data = dst->data + (size_t)y * dst->pitch;
+        memcpy(row, out.data, row_bytes);
+        in.data = row;
+        in.pitch = out.pitch = row_bytes;
+        in.y0 = out.y0 = dst->y0 + y;
+        in.h = out.h = 1;
+        st = tsk_cpu_point(&mat, &in, &out, err);
+    }
+    free(row);
+    return st;
 }

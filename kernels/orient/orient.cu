@@ -26,9 +26,17 @@
  * All versions handle any region: output pixel (x, y) of dst (local) reads
  * local source pixel (a*x + b*y + e, c*x + d*y + f), an affine map with
  * coefficients in {-1, 0, 1} worked out on the host from the code's map
- * (ts_orient_affine), the image size and both regions' offsets. */
+ * (ts_orient_affine), the image size and both regions' offsets.
+ *
+ * A carried colour matrix (tsk.h) rides in v5's RGBA8 kernels: each pixel
+ * goes through it on its way out (matrix_pixel.cuh, the matrix kernel's
+ * own rule), so the pair costs one read and one write of the image. Every
+ * other case runs the orientation, then the matrix kernel in place. */
 #include "gpu_internal.h"
+#include "point/matrix_pixel.cuh"
 #include "ts_orient.h"
+
+#include <string.h>
 
 /* A pixel as N words of type W (uchar3 for RGB8, uint4 for RGBA F32...). */
 template <typename W, int N>
@@ -44,7 +52,21 @@ typedef struct orient_args {
     size_t dp;
     int w, h;            /* the output region */
     int a, b, e, c, d, f; /* sx = a*x + b*y + e, sy = c*x + d*y + f */
+    float m[12];          /* the carried matrix (v5 RGBA8 only) */
 } orient_args;
+
+/* An RGBA8 pixel word through the matrix k (MAT), or as it is. */
+template <bool MAT, typename PW>
+__device__ __forceinline__ PW orient_px_out(PW w, const float (&k)[12])
+{
+    if constexpr (MAT) {
+        union { PW w; uint8_t e[4]; } p = { w };
+        matrix_pixel<uint8_t, 4, true>(p.e, k);
+        return p.w;
+    } else {
+        return w;
+    }
+}
 
 template <typename PX>
 __device__ __forceinline__ PX orient_load(const orient_args &g, int sx, int sy)
@@ -125,12 +147,14 @@ __global__ void orient_tile_kernel(orient_args g)
  * 16-byte global loads and stores, V = 16 / sizeof(PW) pixels each. The
  * host has checked that every full vector is 16-byte aligned; vectors cut
  * by the region's edge go pixel by pixel. */
-template <typename PW>
+template <typename PW, bool MAT>
 __global__ void __launch_bounds__(256) orient_tile16_kernel(orient_args g)
 {
     enum { T = 64, V = 16 / sizeof(PW), VPR = T / V, RPP = 256 / VPR };
     union vec { uint4 q; PW p[V]; };
     __shared__ PW tile[T][T + 1];
+    float mk[12];
+    if constexpr (MAT) matrix_coef<uint8_t>(g.m, mk);
     const int vc = threadIdx.x % VPR, vr = threadIdx.x / VPR;
     const int x0 = blockIdx.x * T;
     for (int y0 = blockIdx.y * T; y0 < g.h; y0 += gridDim.y * T) {
@@ -161,12 +185,12 @@ __global__ void __launch_bounds__(256) orient_tile16_kernel(orient_args g)
             vec v;
             const int j = g.b * y + g.e - sx0;  /* the tile column: the same for the whole vector */
 #pragma unroll
-            for (int k = 0; k < V; k++) v.p[k] = tile[g.c * (x + k) + g.f - sy0][j];
+            for (int q = 0; q < V; q++) v.p[q] = orient_px_out<MAT>(tile[g.c * (x + q) + g.f - sy0][j], mk);
             PW *row = (PW *)(g.dst + (size_t)y * g.dp);
             if (x + V <= g.w) {
                 *(uint4 *)(row + x) = v.q;
             } else {
-                for (int k = 0; k < V && x + k < g.w; k++) row[x + k] = v.p[k];
+                for (int q = 0; q < V && x + q < g.w; q++) row[x + q] = v.p[q];
             }
         }
         __syncthreads();
@@ -175,11 +199,13 @@ __global__ void __launch_bounds__(256) orient_tile16_kernel(orient_args g)
 
 /* v5, codes 1-4: each thread moves V = 16 / sizeof(PW) pixels of 4 rows as
  * 16-byte vectors; a = -1 (mirrored codes) reverses the vector. */
-template <typename PW>
+template <typename PW, bool MAT>
 __global__ void orient_row16_kernel(orient_args g)
 {
     enum { V = 16 / sizeof(PW), ROWS = 4 };
     union vec { uint4 q; PW p[V]; };
+    float mk[12];
+    if constexpr (MAT) matrix_coef<uint8_t>(g.m, mk);
     const int x = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (x >= g.w) return;
     const int step = blockDim.y * ROWS;
@@ -209,7 +235,7 @@ __global__ void orient_row16_kernel(orient_args g)
             PW *row = (PW *)(g.dst + (size_t)y * g.dp);
             vec o;
 #pragma unroll
-            for (int k = 0; k < V; k++) o.p[k] = v[r].p[g.a > 0 ? k : V - 1 - k];
+            for (int k = 0; k < V; k++) o.p[k] = orient_px_out<MAT>(v[r].p[g.a > 0 ? k : V - 1 - k], mk);
             if (whole) {
                 *(uint4 *)(row + x) = o.q;
             } else {
@@ -251,16 +277,16 @@ static void orient_launch_v4(const orient_args *g, int swap, cudaStream_t s)
 }
 
 /* v5 for pixel words PW of 4 or 8 bytes (a pixel is one word). */
-template <typename PW>
+template <typename PW, bool MAT = false>
 static void orient_launch_v5(const orient_args *g, int swap, cudaStream_t s)
 {
     const int V = 16 / (int)sizeof(PW);
     if (!orient_vec_ok(g, swap, (int)sizeof(PW))) {
         orient_launch_v4<orient_px<PW, 1> >(g, swap, s);
     } else if (swap) {
-        orient_tile16_kernel<PW><<<orient_grid(g->w, g->h, 64, 64), 256, 0, s>>>(*g);
+        orient_tile16_kernel<PW, MAT><<<orient_grid(g->w, g->h, 64, 64), 256, 0, s>>>(*g);
     } else {
-        orient_row16_kernel<PW><<<orient_grid(g->w, g->h, 32 * V, 32), dim3(32, 8), 0, s>>>(*g);
+        orient_row16_kernel<PW, MAT><<<orient_grid(g->w, g->h, 32 * V, 32), dim3(32, 8), 0, s>>>(*g);
     }
 }
 
@@ -278,7 +304,7 @@ static void orient_launch(int version, const orient_args *g, int swap, cudaStrea
         if (N == 1 && bytes == 4) orient_launch_v5<uint32_t>(g, swap, s);
         else if (N == 1 && bytes == 8) orient_launch_v5<uint2>(g, swap, s);
         else if (!swap && N == 1 && bytes == 16 && orient_vec_ok(g, swap, 16))
-            orient_row16_kernel<uint4><<<orient_grid(g->w, g->h, 32, 32), dim3(32, 8), 0, s>>>(*g);
+            orient_row16_kernel<uint4, false><<<orient_grid(g->w, g->h, 32, 32), dim3(32, 8), 0, s>>>(*g);
         else orient_launch_v4<PX>(g, swap, s);
         break;
     }
@@ -367,9 +393,24 @@ static ts_status orient_apply(const tsk_op *op, const ts_view *src, ts_view *dst
     g.w = dst->w;
     g.h = dst->h;
     int word = orient_word(pixel, src, dst);
+    /* the matrix rides along: v5, RGBA8 in 4-byte words, 16-byte vectors */
+    if (op->u.orient.matrix && version == 5 && dst->type == TS_U8 && dst->c == 4 && word >= 4 &&
+        orient_vec_ok(&g, swap, 4)) {
+        memcpy(g.m, op->u.orient.m, sizeof g.m);
+        orient_launch_v5<uint32_t, true>(&g, swap, s);
+        return TSK_LAUNCH_CHECK("orient", err);
+    }
     if (orient_dispatch(version, &g, swap, word, (int)(pixel / (size_t)word), s) != TS_OK)
         return ts_err_set(err, TS_E_ARG, "orient: no kernel for %zu-byte pixels in %d-byte words", pixel, word);
-    return TSK_LAUNCH_CHECK("orient", err);
+    st = TSK_LAUNCH_CHECK("orient", err);
+    if (st != TS_OK || !op->u.orient.matrix) return st;
+    /* every other case: the matrix kernel (its default version) in place */
+    tsk_op mat;
+    memset(&mat, 0, sizeof mat);
+    mat.kind = TSK_MATRIX;
+    memcpy(mat.u.matrix.m, op->u.orient.m, sizeof mat.u.matrix.m);
+    tsk_launch ml = { l ? l->stream : NULL, 0, TS_PATH_GLOBAL, l ? l->slot : 0 };
+    return tsk_gpu_apply(&mat, dst, dst, &ml, err);
 }
 
 extern "C" const tsk_family tsk_family_orient = {

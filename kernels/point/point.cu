@@ -29,8 +29,7 @@
  * instructions (I2F/F2I), which issue at a fraction of the add/multiply
  * rate, not by memory (see docs/measurements/kernels.md; the times of
  * every version and NPP's: docs/PERFORMANCE.md, "Colour matrix"). */
-#include "gpu_internal.h"
-#include "ts_exact.h"
+#include "matrix_pixel.cuh"
 
 #include <string.h>
 
@@ -51,39 +50,17 @@ typedef struct point_args {
 
 /* ------------------------------------------------------------ per pixel */
 
-/* The matrix of bank `slot`, with m[4i+3]*max precomputed (the same
- * rounded product the reference adds last). */
+/* The matrix of bank `slot` (matrix_coef). */
 template <typename T, int OP>
 __device__ __forceinline__ void point_coef(int slot, float k[12])
 {
     if constexpr (OP == POINT_MATRIX_GLOBAL || OP == POINT_MATRIX_CONST) {
-#pragma unroll
-        for (int i = 0; i < 12; i++)
-            k[i] = OP == POINT_MATRIX_CONST ? c_point_matrix[slot][i] : g_point_matrix[slot][i];
-#pragma unroll
-        for (int i = 0; i < 3; i++) k[4 * i + 3] = __fmul_rn(k[4 * i + 3], tsk_px<T>::maxv());
+        matrix_coef<T>(OP == POINT_MATRIX_CONST ? c_point_matrix[slot] : g_point_matrix[slot], k);
     } else {
 #pragma unroll
         for (int i = 0; i < 12; i++) k[i] = 0.0f;  /* unused */
     }
 }
-
-/* Loads and stores of one channel. FAST = 0: tsk_px (the conversion
- * instructions). FAST = 1, the same values without them (ts_exact.h): an
- * 8- or 16-bit v becomes a float exactly, and a result rounds and
- * saturates as ts_round_sat, the store keeping the low bits. */
-template <typename T, bool FAST>
-struct point_io {
-    static __device__ __forceinline__ float load(T v) { return tsk_px<T>::load(v); }
-    static __device__ __forceinline__ T store(float x) { return tsk_px<T>::store(x); }
-};
-template <typename T>
-struct point_io_int {
-    static __device__ __forceinline__ float load(T v) { return ts_exact_float((uint32_t)v); }
-    static __device__ __forceinline__ T store(float x) { return (T)ts_exact_round_sat_bits(x, tsk_px<T>::maxv()); }
-};
-template <> struct point_io<uint8_t, true> : point_io_int<uint8_t> {};
-template <> struct point_io<uint16_t, true> : point_io_int<uint16_t> {};
 
 /* One pixel of C channels, in place. */
 template <typename T, int C, int OP, bool FAST = false>
@@ -92,17 +69,7 @@ __device__ __forceinline__ void point_pixel(T *p, const float k[12])
     typedef point_io<T, FAST> X;
     const float maxv = tsk_px<T>::maxv();
     if (OP == POINT_MATRIX_GLOBAL || OP == POINT_MATRIX_CONST) {
-        if (C >= 3) {
-            float r = X::load(p[0]), g = X::load(p[1]), b = X::load(p[2]);
-#pragma unroll
-            for (int i = 0; i < 3; i++) {
-                float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
-                s = __fadd_rn(s, __fmul_rn(k[4 * i + 2], b));
-                p[i] = X::store(__fadd_rn(s, k[4 * i + 3]));
-            }
-        } else {
-            p[0] = X::store(__fadd_rn(__fmul_rn(k[0], X::load(p[0])), k[3]));
-        }
+        matrix_pixel<T, C, FAST>(p, k);
     } else if ((OP == POINT_PREMUL || OP == POINT_UNPREMUL) && (C == 2 || C == 4)) {
         float a = X::load(p[C - 1]);
 #pragma unroll

@@ -6,7 +6,7 @@
 
 /* out[i] = ((m[4i]*R + m[4i+1]*G) + m[4i+2]*B) + m[4i+3]*max; grey uses
  * row 0 as m[0]*v + m[3]*max. Alpha (the last of 2 or 4) is copied. */
-static void matrix_pixel(const float *m, int c, float maxv, const float *in, float *out)
+void tsk_ref_matrix_pixel(const float *m, int c, float maxv, const float *in, float *out)
 {
     if (c >= 3) {
         for (int i = 0; i < 3; i++)
@@ -48,7 +48,7 @@ ts_status tsk_ref_point(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
     for (int ly = 0; ly < dst->h; ly++)
         for (int lx = 0; lx < dst->w; lx++) {
             ref_read(&rd, dst->x0 + lx, dst->y0 + ly, in);
-            if (op->kind == TSK_MATRIX) matrix_pixel(op->u.matrix.m, dst->c, maxv, in, out);
+            if (op->kind == TSK_MATRIX) tsk_ref_matrix_pixel(op->u.matrix.m, dst->c, maxv, in, out);
             else if (op->kind == TSK_PREMUL) premul_pixel(dst->c, maxv, in, out);
             else unpremul_pixel(dst->c, maxv, in, out);
             for (int ch = 0; ch < dst->c; ch++) ref_store(dst, lx, ly, ch, out[ch]);

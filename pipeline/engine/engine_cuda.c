@@ -608,9 +608,11 @@ static ts_view dev_view(unsigned char *buf, ts_rect r, int full_w, int full_h, i
     return v;
 }
 
-static const char *stage_name(tsk_kind k)
+/* An orientation carrying a fused matrix is one stage of its own. */
+static const char *stage_name(const tsk_op *op)
 {
-    const tsk_kind_info *info = tsk_kind_info_of(k);
+    if (op->kind == TSK_ORIENT && op->u.orient.matrix) return "orient+matrix";
+    const tsk_kind_info *info = tsk_kind_info_of(op->kind);
     return info ? info->stage : "kernel";
 }
 
@@ -762,7 +764,7 @@ static ts_status enqueue_tile(ts_engine *e, job *j, lane *l, layout *L, ts_rect 
         st = tsk_gpu_apply(&p->ops[k], &cur, &dst, &launch, err);
         if (st == TS_OK) {
             size_t cpx = (size_t)L->cw * L->esz;
-            st = stage_done(e, j, l, &m, stage_name(p->ops[k].kind), rect_bytes(r[k], cpx) + rect_bytes(r[k + 1], cpx), err);
+            st = stage_done(e, j, l, &m, stage_name(&p->ops[k]), rect_bytes(r[k], cpx) + rect_bytes(r[k + 1], cpx), err);
         }
         cur = dst;
         buf ^= 1;
@@ -823,6 +825,7 @@ static ts_status layout_make(ts_engine *e, const ts_chain *chain, const ts_image
     memset(L, 0, sizeof *L);
     ts_status st = ts_plan_make(chain, in->w, in->h, in->c, in->type, &L->plan, err);
     if (st != TS_OK) return st;
+    ts_plan_fuse(&L->plan);  /* each op is a pass through device memory */
     const ts_plan *p = &L->plan;
     L->c = in->c;
     L->esz = (size_t)in->type;

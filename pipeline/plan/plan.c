@@ -170,6 +170,34 @@ ts_status ts_plan_make(const ts_chain *chain, int w, int h, int c, ts_type type,
     return TS_OK;
 }
 
+int ts_plan_fuse(ts_plan *plan)
+{
+    int n = 0;
+    for (int i = 0; i < plan->n; i++) {
+        tsk_op *k = &plan->ops[i];
+        /* the orientation before the matrix, else the one after it */
+        tsk_op *into = NULL;
+        if (k->kind == TSK_MATRIX) {
+            tsk_op *prev = n > 0 ? &plan->ops[n - 1] : NULL, *next = i + 1 < plan->n ? &plan->ops[i + 1] : NULL;
+            if (prev && prev->kind == TSK_ORIENT && !prev->u.orient.matrix) into = prev;
+            else if (next && next->kind == TSK_ORIENT && !next->u.orient.matrix) into = next;
+        }
+        if (into) {
+            into->u.orient.matrix = 1;
+            memcpy(into->u.orient.m, k->u.matrix.m, sizeof into->u.orient.m);
+            continue;
+        }
+        /* keep op i, and the size of the stage after it */
+        plan->ops[n] = *k;
+        plan->w[n + 1] = plan->w[i + 1];
+        plan->h[n + 1] = plan->h[i + 1];
+        n++;
+    }
+    int removed = plan->n - n;
+    plan->n = n;
+    return removed;
+}
+
 void ts_plan_free(ts_plan *plan)
 {
     free(plan->ops);

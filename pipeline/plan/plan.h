@@ -27,6 +27,14 @@ ts_status ts_plan_make(const ts_chain *chain, int w, int h, int c, ts_type type,
                        ts_plan *plan, ts_err *err);
 void ts_plan_free(ts_plan *plan);
 
+/* Fuse what one kernel can do in one pass through memory: a MATRIX next to
+ * an ORIENT rides in it (tsk.h: the two commute, and the fused op gives the
+ * same bytes). A plan-level decision for the GPU engine, where each op is a
+ * pass through device memory; the CPU backend keeps its ops apart (its
+ * tiles stay in cache, and its matrix has SIMD row functions). Returns how
+ * many ops it removed. */
+int ts_plan_fuse(ts_plan *plan);
+
 /* Fill r[0..n] with the region of every stage that output region out needs
  * (r[n] = out). */
 void ts_plan_regions(const ts_plan *plan, ts_rect out, ts_rect *r);

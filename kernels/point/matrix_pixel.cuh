@@ -1,0 +1,61 @@
+/* matrix_pixel.cuh - the colour matrix on one pixel, on the GPU: the rule
+ * every kernel that applies MATRIX's maths shares (point.cu's matrix, and
+ * an ORIENT that carries a matrix in orient.cu), so that a fused op gives
+ * the bytes the two ops would give one after the other.
+ *
+ * Exactness: products and sums use __fmul_rn / __fadd_rn in the
+ * reference's order ((m0*R + m1*G) + m2*B) + m3*max, so nvcc cannot
+ * contract them into FMAs; results are bit-identical to tsk_ref_apply. */
+#ifndef TSK_MATRIX_PIXEL_CUH
+#define TSK_MATRIX_PIXEL_CUH
+
+#include "gpu_internal.h"
+#include "ts_exact.h"
+
+/* Loads and stores of one channel. FAST = 0: tsk_px (the conversion
+ * instructions). FAST = 1, the same values without them (ts_exact.h): an
+ * 8- or 16-bit v becomes a float exactly, and a result rounds and
+ * saturates as ts_round_sat, the store keeping the low bits. */
+template <typename T, bool FAST>
+struct point_io {
+    static __device__ __forceinline__ float load(T v) { return tsk_px<T>::load(v); }
+    static __device__ __forceinline__ T store(float x) { return tsk_px<T>::store(x); }
+};
+template <typename T>
+struct point_io_int {
+    static __device__ __forceinline__ float load(T v) { return ts_exact_float((uint32_t)v); }
+    static __device__ __forceinline__ T store(float x) { return (T)ts_exact_round_sat_bits(x, tsk_px<T>::maxv()); }
+};
+template <> struct point_io<uint8_t, true> : point_io_int<uint8_t> {};
+template <> struct point_io<uint16_t, true> : point_io_int<uint16_t> {};
+
+/* k = m with m[4i+3]*max precomputed (the same rounded product the
+ * reference adds last). */
+template <typename T>
+__device__ __forceinline__ void matrix_coef(const float *m, float k[12])
+{
+#pragma unroll
+    for (int i = 0; i < 12; i++) k[i] = m[i];
+#pragma unroll
+    for (int i = 0; i < 3; i++) k[4 * i + 3] = __fmul_rn(k[4 * i + 3], tsk_px<T>::maxv());
+}
+
+/* One pixel of C channels, in place; alpha (the last of 2 or 4) is kept. */
+template <typename T, int C, bool FAST>
+__device__ __forceinline__ void matrix_pixel(T *p, const float k[12])
+{
+    typedef point_io<T, FAST> X;
+    if (C >= 3) {
+        float r = X::load(p[0]), g = X::load(p[1]), b = X::load(p[2]);
+#pragma unroll
+        for (int i = 0; i < 3; i++) {
+            float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
+            s = __fadd_rn(s, __fmul_rn(k[4 * i + 2], b));
+            p[i] = X::store(__fadd_rn(s, k[4 * i + 3]));
+        }
+    } else {
+        p[0] = X::store(__fadd_rn(__fmul_rn(k[0], X::load(p[0])), k[3]));
+    }
+}
+
+#endif
