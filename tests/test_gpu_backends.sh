@@ -13,7 +13,7 @@ json_check=$3
 "$ts" --version | grep -q '^auto *gpu:' || { echo "no GPU: skipped"; exit 77; }
 
 mkdir -p "$work/in" "$work/one"
-for i in $(seq -w 1 96); do
+for i in $(seq -w 1 200); do
     if [ $((10#$i % 2)) = 0 ]; then ln -s "$src/samples/photos/astronaut.jpg" "$work/in/a$i.jpg"
     else ln -s "$src/samples/photos/coffee-orient6.jpg" "$work/in/c$i.jpg"; fi
 done
@@ -28,8 +28,10 @@ while read -r name backend; do
     cmp -s "$work/auto/in/$name" "$work/$backend/in/$name" || fail "$name: not the $backend backend's bytes"
 done < <(grep -o '"output": "[^"]*", "status": "ok", "backend": "[a-z]*"' "$work/r.json" |
          sed 's#.*/\([^/"]*\)", "status": "ok", "backend": "\([a-z]*\)"#\1 \2#')
-[ "$n" = 96 ] || fail "the report names the backend of $n images of 96"
+[ "$n" = 200 ] || fail "the report names the backend of $n images of 200"
 echo "auto: $(grep -o '"images_on_gpu": [0-9]*, "images_on_cpu": [0-9]*' "$work/r.json"); $(grep -o '"gpu_note": "[^"]*"' "$work/r.json")"
+# seconds of CPU work: the GPU is worth starting, and joins
+grep -q '"images_on_gpu": 0,' "$work/r.json" && fail "auto: the GPU took no image of 200"
 # --device gpu with the CPU codecs decodes the first images while the GPU
 # starts (here held back 1.5 s, so that they all wait in ordinary memory and
 # move into pinned memory when it comes): the same bytes as a start that
@@ -40,11 +42,11 @@ for f in "$work"/gpu/in/*.jpg; do
     cmp -s "$f" "$work/gpu-late/in/$(basename "$f")" || fail "$(basename "$f"): a late GPU start changed its bytes"
 done
 grep -q '"name":"to pinned"' "$work/late.json" || fail "late start: no image was decoded before the GPU was there"
-grep -q '"images_on_gpu": 96, "images_on_cpu": 0' "$work/late-r.json" || fail "late start: not every image on the GPU"
+grep -q '"images_on_gpu": 200, "images_on_cpu": 0' "$work/late-r.json" || fail "late start: not every image on the GPU"
 # with nvJPEG taking part: every image written, each backend named
 expect_rc 0 "auto, codec auto" timeout 300 "$ts" run "$work/in" -o "$work/auto2" --ops "$ops" --device auto -q --report "$work/r2.json"
-[ "$(grep -c '"backend": "[cg]pu"' "$work/r2.json")" = 96 ] || fail "codec auto: not every image named its backend"
-[ "$(find "$work/auto2" -name '*.jpg' | wc -l)" = 96 ] || fail "codec auto: not every image written"
+[ "$(grep -c '"backend": "[cg]pu"' "$work/r2.json")" = 200 ] || fail "codec auto: not every image named its backend"
+[ "$(find "$work/auto2" -name '*.jpg' | wc -l)" = 200 ] || fail "codec auto: not every image written"
 
 # every image admitted to the CPU before the GPU is ready, some not yet
 # decoded when it is (they may still go to it): the run ends, every image written

@@ -59,9 +59,14 @@ void ts_batch_finish(batch *b, int i)
     }
     j->state = ST_DONE;
     b->done++;
+    b->done_bytes += res->in_bytes;
     if (res->skipped) b->r->n_skipped++;
     else if (res->status == TS_OK) {
         b->r->n_ok++;
+        if (!res->on_gpu) {
+            b->cpu_bytes += res->in_bytes;
+            b->cpu_seconds += res->decode_s + res->ops_s + res->encode_s;
+        }
         b->r->pixels_in += (uint64_t)res->w * (uint64_t)res->h;
         b->r->pixels_out += (uint64_t)res->out_w * (uint64_t)res->out_h;
         if (res->on_gpu) b->r->n_on_gpu++;
@@ -616,7 +621,8 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
      * ordinary memory, or pinning the whole pool up front, were both slower
      * than waiting (docs/measurements/batch.md). */
     b.early_decode = b.mode == RUN_GPU && (o->codec == TS_CODEC_CPU || !b.wants_jpeg);
-    if (!o->dry_run && work > 0 && b.mode != RUN_CPU) st = ts_batch_gpu_start(&b, err);
+    if (!o->dry_run && work > 0 && b.mode == RUN_CPU_THEN_GPU) ts_batch_gpu_defer(&b);
+    else if (!o->dry_run && work > 0 && b.mode != RUN_CPU) st = ts_batch_gpu_start(&b, err);
     if (st == TS_OK && !(b.cpu_codecs = ts_codec_session_create(TS_CODEC_CPU, 0, 0, 0)))
         st = ts_err_set(err, TS_E_NOMEM, "out of memory");
     if (st != TS_OK) {

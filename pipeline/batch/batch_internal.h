@@ -66,6 +66,12 @@ typedef struct batch {
     ts_chain *chain;          /* the run's chain, parsed; each image's is made from it (job.chain) */
     int mode;                 /* RUN_CPU, RUN_GPU, RUN_CPU_THEN_GPU */
     ts_gpu_start *gpu_start;  /* the GPU side being made, or made */
+    int gpu_deferred;         /* --device auto: not started until the CPU's pace says it is worth it */
+    double gpu_projected;     /* the most CPU time left it projected (s) */
+    uint64_t work_bytes;      /* input file bytes of the images to process (gpu_deferred) */
+    uint64_t done_bytes;      /* of those, finished ones' */
+    uint64_t cpu_bytes;       /* the CPU's finished images: their bytes, */
+    double cpu_seconds;       /* and decode + ops + encode, each on one worker */
     int gpu_arrived;          /* its start is done: the run may install it */
     ts_gpu_side *gpu;         /* installed, with engines: admissions go to the GPU */
     ts_codec_session *gpu_codecs;  /* gpu->codecs once installed (atomic) */
@@ -111,6 +117,7 @@ const ts_chain *ts_batch_chain_for(batch *b, const job *j);            /* the ch
 
 /* gpu_feed.c */
 ts_status ts_batch_gpu_start(batch *b, ts_err *err);    /* now, or on its own thread (auto, early_decode) */
+void ts_batch_gpu_defer(batch *b);                      /* --device auto: start once it is worth it */
 void ts_batch_gpu_coordinate(batch *b);                 /* started on its thread: install it once made, until the job is done */
 void ts_batch_gpu_install(batch *b, ts_gpu_side *side, ts_status st, const ts_err *e);  /* lock held */
 void ts_batch_gpu_after(batch *b);                                      /* --device auto, the job done */

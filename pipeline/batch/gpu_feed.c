@@ -9,7 +9,10 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 /* A phase of the GPU's start, [t0, t1] on the ts_now() clock, into the
  * report (relative to the run's origin) and the trace's "gpu start" lane. */
@@ -45,16 +48,72 @@ static void gpu_arrived(void *p)
     pthread_mutex_unlock(&b->lock);
 }
 
+/* --device auto: when the GPU is worth starting. A start costs the GPU's
+ * set-up before its first image (0.4-0.6 s on the machines measured) and,
+ * at exit, the driver's teardown of what it made (0.1-0.15 s, even when it
+ * is only half made: docs/PERFORMANCE.md); with less CPU work left than
+ * GPU_WORTH_S the job ends sooner without it. The CPU's pace is its own:
+ * bytes of input per second of one worker over the images it has
+ * finished, so that the small files that finish first do not skew it. */
+#define GPU_WORTH_S 1.0
+/* with no image finished yet after this long, the images are large: start */
+#define GPU_UNMEASURED_S 0.25
+/* more images than this per worker: a long job, started at once */
+#define GPU_DEFER_PER_WORKER 16
+
+void ts_batch_gpu_defer(batch *b)
+{
+    if (b->done + GPU_DEFER_PER_WORKER * b->nworkers < b->r->n_images || getenv("TS_TEST_GPU_START_DELAY_MS")) {
+        ts_err e = { 0 };   /* tests: a slow start, begun at once */
+        if (ts_batch_gpu_start(b, &e) != TS_OK) snprintf(b->r->gpu_note, sizeof b->r->gpu_note, "no GPU: %.180s", e.msg);
+        return;
+    }
+    b->gpu_deferred = 1;
+    for (int i = 0; i < b->r->n_images; i++) {
+        struct stat sb;
+        if (b->jobs[i].state != ST_DONE && stat(b->r->images[i].input, &sb) == 0) b->work_bytes += (uint64_t)sb.st_size;
+    }
+}
+
+/* Lock held. Whether to start it now; *wait_s: when to ask again at the
+ * latest (nothing measured yet). */
+static int gpu_worth_starting(batch *b, double *wait_s)
+{
+    double ran = ts_now() - b->t_origin - b->r->phases.inputs[1];   /* since the work began */
+    *wait_s = -1;
+    if (b->cpu_seconds <= 0 || b->cpu_bytes == 0) {
+        if (ran >= GPU_UNMEASURED_S) return 1;
+        *wait_s = GPU_UNMEASURED_S - ran;
+        return 0;
+    }
+    double per_worker = (double)b->cpu_bytes / b->cpu_seconds;
+    double left = b->work_bytes > b->done_bytes ? (double)(b->work_bytes - b->done_bytes) : 0.0;
+    double projected = left / (per_worker * b->nworkers);
+    if (projected > b->gpu_projected) b->gpu_projected = projected;
+    return projected > GPU_WORTH_S;
+}
+
 /* A start on its own thread (--device auto, or --device gpu decoding
  * while it starts), on the run's own thread while the workers work:
- * install the GPU side as soon as its start is done, until the job is.
- * Never holds the run's lock while asking the start (gpu_start.h). With
- * the GPU alone, a start that brings no engine stops the run. */
+ * start it when it is worth it (--device auto), install the GPU side as
+ * soon as its start is done, until the job is. Never holds the run's lock
+ * while asking the start (gpu_start.h). With the GPU alone, a start that
+ * brings no engine stops the run. */
 void ts_batch_gpu_coordinate(batch *b)
 {
     int asked = 0;
     pthread_mutex_lock(&b->lock);
     while (b->done < b->r->n_images) {
+        double wait_s = -1;
+        if (b->gpu_deferred && !b->fatal && !(b->o->stop && *b->o->stop) && gpu_worth_starting(b, &wait_s)) {
+            b->gpu_deferred = 0;
+            pthread_mutex_unlock(&b->lock);
+            ts_err e = { 0 };
+            ts_status st = ts_batch_gpu_start(b, &e);
+            pthread_mutex_lock(&b->lock);
+            if (st != TS_OK) snprintf(b->r->gpu_note, sizeof b->r->gpu_note, "no GPU: %.180s", e.msg);
+            continue;
+        }
         if (b->gpu_arrived && !asked) {
             asked = 1;
             pthread_mutex_unlock(&b->lock);
@@ -70,7 +129,16 @@ void ts_batch_gpu_coordinate(batch *b)
             }
             continue;
         }
-        pthread_cond_wait(&b->changed, &b->lock);
+        if (wait_s > 0) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            long ns = until.tv_nsec + (long)(wait_s * 1e9) + 1000000L;
+            until.tv_sec += ns / 1000000000L;
+            until.tv_nsec = ns % 1000000000L;
+            pthread_cond_timedwait(&b->changed, &b->lock, &until);
+        } else {
+            pthread_cond_wait(&b->changed, &b->lock);
+        }
     }
     pthread_mutex_unlock(&b->lock);
 }
@@ -146,6 +214,13 @@ void ts_batch_gpu_after(batch *b)
             snprintf(r->device, sizeof r->device, "%.140s and the CPU", b->gpu->device);
         else if (r->n_on_gpu > 0) snprintf(r->device, sizeof r->device, "%s", b->gpu->device);
         return;
+    }
+    if (b->gpu_deferred && !r->gpu_note[0]) {
+        if (b->gpu_projected > 0)
+            snprintf(r->gpu_note, sizeof r->gpu_note,
+                     "not started: the CPU's work left was never projected past %.0f s (at most %.2f s)", GPU_WORTH_S,
+                     b->gpu_projected);
+        else snprintf(r->gpu_note, sizeof r->gpu_note, "not started: the job ended before the CPU had measured its pace");
     }
     if (!b->gpu_start) return;
     ts_status st = TS_OK;
