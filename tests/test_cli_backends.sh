@@ -4,7 +4,8 @@
 # that ends before the GPU has started neither waits for it nor loses
 # anything, and the report and -v name each image's backend. The GPU's start
 # is made slower than any job here (TS_TEST_GPU_START_DELAY_MS), so this
-# holds on machines with a GPU too.
+# holds on machines with a GPU too. A job too short for a start to pay
+# never begins it.
 #   test_cli_backends.sh TILESTREAM SRCDIR JSON_CHECK
 . "$(dirname "$0")/cli_common.sh"
 json_check=$3
@@ -49,6 +50,12 @@ n_gpu=$(grep -o '"images_on_gpu": [0-9]*' "$work/r2.json" | grep -o '[0-9]*$')
 for f in checker-512.png odd-1001x667.png astronaut.jpg; do
     [ -s "$work/auto2/in/$f" ] || fail "auto: $f not written"
 done
+# three small images on one worker: more images than workers, but the CPU's pace projects far less
+# than a second of work, so the GPU start is never begun (it would cost more than it could give)
+expect_rc 0 "auto, a short job" "$ts" run "$work/in" -o "$work/short" --ops "$ops" --device auto -q -j 1 \
+    --report "$work/r4.json"
+[ "$cuda" = 0 ] || contains "$work/r4.json" '"gpu_note": "not started: the CPU'"'"'s work left was never projected past 1 s'
+[ "$cuda" = 0 ] || contains "$work/r4.json" '"images_on_gpu": 0, "images_on_cpu": 3'
 # no more images than workers: the job ends within an image's time, so the GPU is not even started
 expect_rc 0 "auto, one image" "$ts" run "$pats/checker-512.png" -o "$work/one" --device auto -q -j 2 --report "$work/r3.json"
 [ "$cuda" = 0 ] || contains "$work/r3.json" '"gpu_note": "not started: 1 image, one a CPU worker"'
