@@ -264,10 +264,10 @@ static void bench_transpose(ts_bench *b)
  * lowers it to for an RGB image (which the GPU engine widens to RGBX, the
  * layout here), one by one and as the engine fuses them (ts_plan_fuse),
  * each a whole-image launch of its default version, through two
- * intermediate images (gauss: in -> out, matrix:
- * out -> tmp, transpose: tmp -> out). Bytes are one read and one write of
- * the image: the line's "% copy" is how far the chain is from a single
- * pass. */
+ * intermediate images (one by one: gauss in -> out, matrix out -> tmp,
+ * transpose tmp -> out; fused: gauss in -> tmp, transpose with the matrix
+ * tmp -> out). Bytes are one read and one write of the image: the line's
+ * "% copy" is how far the chain is from a single pass. */
 enum { CHAIN_MAX_OPS = 8 };
 typedef struct chain_run {
     int n;
