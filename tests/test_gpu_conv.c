@@ -71,6 +71,10 @@ typedef struct conv_family {
     tsk_op (*walk_op)(int k, float bv);
     tsk_op (*walk_region_op)(int i);
     tsk_op (*walk_fraction_op)(void);
+    /* test_walks_agree: the walk versions that make the same sums in the
+     * same order (column walk, warp walk at 4 and at 2 pixels a lane), on
+     * walk cases 0 .. walks_cases - 1 (those of 3 and 5 taps) */
+    int walks[3], walks_cases;
     void (*large)(conv_case cases[LARGE_CASES]);
     void (*stream_ops)(tsk_op ops[STREAM_OPS]);
     /* test_errors: a valid op, two invalid changes of it, and which axis a
@@ -197,7 +201,7 @@ static void sep_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_sep = {
     "sep", TSK_CONV_SEP, sep_small, sep_region, sep_medium, sep_misaligned,
-    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, sep_large, sep_stream_ops,
+    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, { 8, 9, 10 }, 10, sep_large, sep_stream_ops,
     sep_error_op, sep_break, 0, sep_timing, sep_f32_tol, sep_describe,
 };
 
@@ -314,7 +318,7 @@ static void c2d_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_2d = {
     "2d", TSK_CONV_2D, c2d_small, c2d_region, c2d_medium, c2d_misaligned,
-    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, c2d_large, c2d_stream_ops,
+    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, { 7, 8, 9 }, 30, c2d_large, c2d_stream_ops,
     c2d_error_op, c2d_break, 1, c2d_timing, c2d_f32_tol, c2d_describe,
 };
 
@@ -407,6 +411,42 @@ static void test_rgba8_walk(void)
     }
     tsk_op frac = fam->walk_fraction_op();
     check_case(&frac, 70, 50, 4, TS_U8, whole(70, 50), 0, "rgba8 walk fractional border");
+}
+
+/* The walks make the same sums in the same order, so they give the same
+ * bytes, not only bytes within 1 of the reference: 3 and 5 taps, every
+ * border, on an image whose width ends inside a strip of every width. */
+static void test_walks_agree(void)
+{
+    ts_view img = timg_whole(1001, 131, 4, TS_U8), got = timg_whole(1001, 131, 4, TS_U8), first = got;
+    first.data = NULL;
+    ts_err err;
+    timg_random(&img);
+    ts_view src = timg_to_device(&img);
+    for (int k = 0; k < fam->walks_cases; k++) {
+        tsk_op op = fam->walk_op(k, 77.0f);
+        for (int i = 0; i < 3; i++) {
+            if (!gc_version_wanted(fam->walks[i])) continue;
+            ts_view out = timg_device_poisoned(&img);
+            tsk_launch l = { 0, fam->walks[i], TS_PATH_GLOBAL, 0 };
+            CHECK_MSG(tsk_gpu_apply(&op, &src, &out, &l, &err) == TS_OK, "walk v%d: %s", fam->walks[i], err.msg);
+            CHECK(cudaDeviceSynchronize() == cudaSuccess);
+            timg_from_device(&got, &out);
+            timg_device_free(&out);
+            if (!first.data) {
+                first = timg_whole(1001, 131, 4, TS_U8);
+                memcpy(first.data, got.data, got.pitch * (size_t)got.h);
+                continue;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "walk v%d against v%d, case %d", fam->walks[i], fam->walks[0], k);
+            CHECK_MSG(timg_compare(&got, &first, 0.0, name) == 0.0, "%s differs", name);
+        }
+        if (first.data) timg_free(&first);
+    }
+    timg_device_free(&src);
+    timg_free(&img);
+    timg_free(&got);
 }
 
 /* Two streams, slots 0 and 1, each switching between two tap sets on every
@@ -507,6 +547,7 @@ static void run_family(const conv_family *f)
     test_regions_small();
     test_misaligned();
     test_rgba8_walk();
+    test_walks_agree();
     test_two_streams();
     if (!gc_env("TS_CONV_SMALL")) {
         test_medium();

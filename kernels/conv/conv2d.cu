@@ -33,6 +33,9 @@
  *       their N running output sums in registers, the horizontal halo
  *       comes from its neighbours by shuffles; 16-byte loads and stores.
  *       The ops v7 takes with N = 3 or 5; N = 7 runs v7.
+ *   v9  v8 with 2 pixels a lane (8-byte loads and stores, strips 60 wide):
+ *       half the ring's registers, so more warps an SM to hide latency,
+ *       for twice the shuffles per pixel. The same sums: v8's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -63,14 +66,15 @@ struct c2d_args {
  * name, how it runs, fused multiply-add, fast loads and stores, outputs per
  * thread in units of K, tile rows. */
 static constexpr conv_version c2d_versions[] = {
-    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0 },
-    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0 },
-    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32 },
-    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32 },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32 },
-    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32 },
-    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0 },
-    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0 },
+    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0 },
+    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0 },
+    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32, 0 },
+    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32, 0 },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0 },
+    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32, 0 },
+    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0, 0 },
+    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0, 4 },
+    { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -303,28 +307,28 @@ static ts_status c2d_walk_version(const c2d_args &a, const tsk_op *op, uint32_t 
     }
 }
 
-/* ------------------------------------------------- v8: warp walk, RGBA8
- * conv_common.cuh's warp walk with v7's ring of output accumulators: input
- * row r adds its kernel row j into the slot of output r - j (taps i in
- * order within a row: the reference's order), for the lane's 4 pixels x 4
- * channels. LINEAR and ABS, no alpha pass-through, kw = kh = N <= 5 (the
- * ring is 16 N registers). */
-template <int N, int D, bool ABS>
-__global__ void __launch_bounds__(WW_THREADS, N <= 3 ? 4 : 3)
+/* -------------------------------------------- v8, v9: warp walk, RGBA8
+ * conv_common.cuh's warp walk, P pixels a lane (v8 4, v9 2), with v7's
+ * ring of output accumulators: input row r adds its kernel row j into the
+ * slot of output r - j (taps i in order within a row: the reference's
+ * order), for the lane's P pixels x 4 channels. LINEAR and ABS, no alpha
+ * pass-through, kw = kh = N <= 5 (the ring is 4 P N registers). v9's ring
+ * is half v8's, so it asks for 6 blocks an SM. */
+template <int N, int D, bool ABS, int P>
+__global__ void __launch_bounds__(WW_THREADS, P == 2 ? 6 : N <= 3 ? 4 : 3)
     c2d_warp(conv_io io, c2d_walk_taps<N> k, uint32_t border_px, unsigned align)
 {
     constexpr int R = N / 2;
-    const int warp = (int)(threadIdx.x >> 5);
-    const int x0 = io.dx0 + ((int)blockIdx.x * WW_WARPS + warp) * WW_OUT, y0 = io.dy0 + (int)blockIdx.y * WW_ROWS;
-    const int vw = min(WW_OUT, io.dx0 + io.dw - x0), vh = min(WW_ROWS, io.dy0 + io.dh - y0);
-    if (vw <= 0) return;  /* the whole warp */
-    float acc[N][4][4];
-    ww_walk<N, D, R>(io, border_px, align, x0, y0, vw, vh + 2 * R, [&](int s, int r, const float(&win)[4 + 2 * R][4]) {
+    const ww_strip t = ww_strip_of<P>(io);
+    if (t.vw <= 0) return;  /* the whole warp */
+    float acc[N][P][4];
+    ww_walk<N, D, R, P>(io, border_px, align, t.x0, t.y0, t.vw, t.vh + 2 * R,
+                        [&](int s, int r, const float(&win)[P + 2 * R][4]) {
 #pragma unroll
         for (int j = 0; j < N; j++) {
             const int slot = (s - j + N) % N;
 #pragma unroll
-            for (int p = 0; p < 4; p++)
+            for (int p = 0; p < P; p++)
 #pragma unroll
                 for (int c = 0; c < 4; c++) {
                     float a = j == 0 ? 0.0f : acc[slot][p][c];
@@ -335,42 +339,46 @@ __global__ void __launch_bounds__(WW_THREADS, N <= 3 ? 4 : 3)
         }
         if (r >= N - 1) {
             const int slot = (s + 1) % N;
-            float y[4][4];
+            float y[P][4];
 #pragma unroll
-            for (int p = 0; p < 4; p++)
+            for (int p = 0; p < P; p++)
 #pragma unroll
                 for (int c = 0; c < 4; c++)
                     y[p][c] = ABS ? __saturatef(fabsf(acc[slot][p][c])) : __saturatef(__fadd_rn(k.bias, acc[slot][p][c]));
-            ww_store(io, y0 + r - (N - 1), x0, vw, align, y);
+            ww_store<P>(io, t.y0 + r - (N - 1), t.x0, t.vw, align, y);
         }
     });
 }
 
-template <int N, int D>
+template <int N, int D, int P>
 static ts_status c2d_warp_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
 {
     c2d_walk_taps<N> k;
     for (int i = 0; i < N * N; i++) k.k[i] = op->u.conv2d.k[i] / 255.0f;
     k.bias = a.bias;
     if (a.mode == TSK_CONV_ABS)
-        c2d_warp<N, D, true><<<ww_grid(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+        c2d_warp<N, D, true, P><<<ww_grid<P>(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
     else
-        c2d_warp<N, D, false><<<ww_grid(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+        c2d_warp<N, D, false, P><<<ww_grid<P>(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
     return TSK_LAUNCH_CHECK("2-D convolution (warp walk)", err);
 }
 
-/* v8 for the RGBA8 views conv_walk lets through, when it takes the op
- * (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and the status; otherwise
- * *done stays 0 and the caller tries v7. */
-static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
-                                  ts_err *err)
+/* v8 (lane_px 4) or v9 (2) for the RGBA8 views conv_walk lets through,
+ * when it takes the op (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and
+ * the status; otherwise *done stays 0 and the caller tries v7. */
+static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, int lane_px,
+                                  cudaStream_t s, int *done, ts_err *err)
 {
     if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
         return TS_OK;
     *done = 1;
     switch (a.kw) {
-    case 3: return c2d_warp_go<3, 3>(a, op, border_px, s, err);
-    case 5: return c2d_warp_go<5, 5>(a, op, border_px, s, err);
+    case 3:
+        return lane_px == 2 ? c2d_warp_go<3, 3, 2>(a, op, border_px, s, err)
+                            : c2d_warp_go<3, 3, 4>(a, op, border_px, s, err);
+    case 5:
+        return lane_px == 2 ? c2d_warp_go<5, 5, 2>(a, op, border_px, s, err)
+                            : c2d_warp_go<5, 5, 4>(a, op, border_px, s, err);
     default: *done = 0; return TS_OK;
     }
 }
@@ -418,7 +426,7 @@ struct c2d_family {
     static constexpr int count = (int)(sizeof c2d_versions / sizeof c2d_versions[0]);
     /* the fastest measured at 5x5 (docs/PERFORMANCE.md); cases v8 does not
      * take run v7, and cases v7 does not take run v4 */
-    static constexpr int default_version = 8;
+    static constexpr int default_version = 9;
     static constexpr const tsk_family *family = &tsk_family_conv2d;
     static constexpr auto check = c2d_check;
     static constexpr auto upload = c2d_upload;

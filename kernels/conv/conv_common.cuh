@@ -601,32 +601,37 @@ static __device__ __forceinline__ void cw_walk(const conv_io &io, uint32_t borde
 }
 
 /* -------------------------------------------- warp walk (RGBA8 only)
- * The column walk without shared memory or barriers (separable v9, 2-D
- * v8), and with half its instructions per pixel: the column walk issues
- * in most of its cycles, so its time is its instruction count, much of it
- * integer work (docs/PERFORMANCE.md, "Separable convolution"). Whole
- * pixels per lane remove the output's lane transpose, three of every four
- * load and store instructions, and the shared stores and loads. Each warp
- * walks on its own: it owns a strip WW_OUT = 120 pixels wide and WW_ROWS
- * output rows tall; lane l
- * holds the 4 pixels at strip columns 4 (l - 1) .. 4 (l - 1) + 3, all four
- * channels. Lanes 1..30 make outputs; lanes 0 and 31 load the halo (R <= 4
- * pixels each side) and their sums are thrown away. Per row a lane loads
- * its 4 pixels with one 16-byte load (512 coalesced bytes per warp; D rows
- * in flight ahead of use), converts its 16 values once (byte permute and a
- * subtraction, as the column walk does), and takes the R pixels on either
- * side from its neighbours' registers: 8 R shuffles. The step then keeps
- * whatever ring it needs in registers, indexed at compile time. Outputs
- * are rounded as in the column walk (the last fma carries .SAT, one fma
- * with 1.5 * 2^23 rounds), and each lane stores its 4 pixels with one
- * 16-byte store where the view allows (align: bit 0 src, bit 1 dst, both
- * 16-byte aligned with 16-byte pitches), else pixel by pixel. */
-enum { WW_WARPS = 4, WW_THREADS = 32 * WW_WARPS, WW_OUT = 120, WW_ROWS = 64 };
+ * The column walk without shared memory or barriers (separable v9 and v10,
+ * 2-D v8 and v9), and with half its instructions per pixel: the column walk
+ * issues in most of its cycles, so its time is its instruction count, much
+ * of it integer work (docs/PERFORMANCE.md, "Separable convolution"). Whole
+ * pixels per lane remove the output's lane transpose, most load and store
+ * instructions, and the shared stores and loads. Each warp walks on its
+ * own: it owns a strip ww_out(P) = 30 P pixels wide and WW_ROWS output rows
+ * tall; lane l holds the P pixels (4 or 2) at strip columns P (l - 1) ..
+ * P (l - 1) + P - 1, all four channels. Lanes 1..30 make outputs; lanes 0
+ * and 31 load the halo (R <= P pixels each side) and their sums are thrown
+ * away. Per row a lane loads its P pixels with one 4P-byte load (128 P
+ * coalesced bytes per warp; D rows in flight ahead of use), converts its 4P
+ * values once (byte permute and a subtraction, as the column walk does),
+ * and takes the R pixels on either side from its neighbours' registers: 8
+ * R shuffles. The step then keeps whatever ring it needs in registers,
+ * indexed at compile time. Outputs are rounded as in the column walk (the
+ * last fma carries .SAT, one fma with 1.5 * 2^23 rounds), and each lane
+ * stores its P pixels with one store where the view allows (align: bit 0
+ * src, bit 1 dst, both 16-byte aligned with 16-byte pitches), else pixel
+ * by pixel. Two pixels a lane halve the registers a ring takes (16 N to
+ * 8 N), so twice the warps fit an SM; four halve the shuffles per pixel. */
+enum { WW_WARPS = 4, WW_THREADS = 32 * WW_WARPS, WW_ROWS = 64 };
+
+/* The output columns of a warp's strip, at P pixels a lane. */
+static constexpr __host__ __device__ int ww_out(int P) { return 30 * P; }
 
 /* The warp walk's grid: WW_WARPS strips side by side per block. */
+template <int P>
 static inline dim3 ww_grid(const conv_io &io)
 {
-    const int strip = WW_WARPS * WW_OUT;
+    const int strip = WW_WARPS * ww_out(P);
     return dim3((unsigned)((io.dw + strip - 1) / strip), (unsigned)((io.dh + WW_ROWS - 1) / WW_ROWS));
 }
 
@@ -637,88 +642,132 @@ static inline unsigned ww_align(const conv_io &io)
            (((uintptr_t)io.dst % 16 == 0 && io.dp % 16 == 0) ? 2u : 0u);
 }
 
-/* The lane's 4 pixels of a src row: one 16-byte load where they are 4
- * consecutive pixels of an aligned row, else one by one (cw_load). */
-static __device__ __forceinline__ uint4 ww_load(const unsigned char *row, const int (&cols)[4], bool vec,
-                                                uint32_t border_px)
+/* The calling warp's strip: its first output column and row, and how many
+ * of its columns and rows are in the region (vw <= 0: none). */
+struct ww_strip {
+    int x0, y0, vw, vh;
+};
+template <int P>
+static __device__ __forceinline__ ww_strip ww_strip_of(const conv_io &io)
 {
-    if (vec && row) return __ldg((const uint4 *)(row + cols[0]));
-    return make_uint4(cw_load(row, cols[0], border_px), cw_load(row, cols[1], border_px),
-                      cw_load(row, cols[2], border_px), cw_load(row, cols[3], border_px));
+    ww_strip t;
+    t.x0 = io.dx0 + ((int)blockIdx.x * WW_WARPS + (int)(threadIdx.x >> 5)) * ww_out(P);
+    t.y0 = io.dy0 + (int)blockIdx.y * WW_ROWS;
+    t.vw = min(ww_out(P), io.dx0 + io.dw - t.x0);
+    t.vh = min(WW_ROWS, io.dy0 + io.dh - t.y0);
+    return t;
+}
+
+/* P pixels of a lane, packed RGBA8. */
+template <int P>
+struct ww_px {
+    uint32_t w[P];
+};
+
+/* The lane's P pixels of a src row: one 4P-byte load where they are P
+ * consecutive pixels of an aligned row, else one by one (cw_load). */
+template <int P>
+static __device__ __forceinline__ ww_px<P> ww_load(const unsigned char *row, const int (&cols)[P], bool vec,
+                                                   uint32_t border_px)
+{
+    static_assert(P == 2 || P == 4, "a lane holds 2 or 4 pixels");
+    ww_px<P> v;
+    if (vec && row) {
+        if constexpr (P == 4) {
+            const uint4 q = __ldg((const uint4 *)(row + cols[0]));
+            v.w[0] = q.x; v.w[1] = q.y; v.w[2] = q.z; v.w[3] = q.w;
+        } else {
+            const uint2 q = __ldg((const uint2 *)(row + cols[0]));
+            v.w[0] = q.x; v.w[1] = q.y;
+        }
+        return v;
+    }
+#pragma unroll
+    for (int k = 0; k < P; k++) v.w[k] = cw_load(row, cols[k], border_px);
+    return v;
 }
 
 /* The walk: rows 0 .. rows - 1 of the warp's input window (image rows
  * y0 - R ..), each handed to step(s, r, win) with win[q][c] channel c of
- * strip column 4 (l - 1) - R + q, q < 4 + 2 R; s = r mod N is a constant
+ * strip column P (l - 1) - R + q, q < P + 2 R; s = r mod N is a constant
  * after unrolling. x0: the strip's first output column; vw valid output
  * columns (> 0). Every lane of the warp must call it (shuffles). */
-template <int N, int D, int R, class Step>
+template <int N, int D, int R, int P, class Step>
 static __device__ __forceinline__ void ww_walk(const conv_io &io, uint32_t border_px, unsigned align, int x0, int y0,
                                                int vw, int rows, Step &&step)
 {
     static_assert(N % D == 0, "the prefetch ring must divide the unrolled loop");
-    static_assert(R <= 4, "the halo comes from the next lane only");
+    static_assert(R <= P, "the halo comes from the next lane only");
     const int lane = threadIdx.x & 31;
-    int cols[4];
+    int cols[P];
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
-        const int gx = x0 - 4 + 4 * lane + k;
+    for (int k = 0; k < P; k++) {
+        const int gx = x0 - P + P * lane + k;
         cols[k] = cw_col(io, gx, gx >= x0 - R && gx < x0 + vw + R);
     }
-    const bool vec = (align & 1u) && cols[0] >= 0 && (cols[0] & 15) == 0 && cols[1] == cols[0] + 4 &&
-                     cols[2] == cols[0] + 8 && cols[3] == cols[0] + 12;
-    uint4 pf[D];
+    bool vec = (align & 1u) && cols[0] >= 0 && (cols[0] & (4 * P - 1)) == 0;
 #pragma unroll
-    for (int d = 0; d < D; d++)
-        pf[d] = d < rows ? ww_load(cw_row(io, y0 - R + d), cols, vec, border_px)
-                         : make_uint4(border_px, border_px, border_px, border_px);
+    for (int k = 1; k < P; k++) vec = vec && cols[k] == cols[0] + 4 * k;
+    ww_px<P> pf[D];
+#pragma unroll
+    for (int d = 0; d < D; d++) {
+        if (d < rows) {
+            pf[d] = ww_load<P>(cw_row(io, y0 - R + d), cols, vec, border_px);
+        } else {
+#pragma unroll
+            for (int k = 0; k < P; k++) pf[d].w[k] = border_px;
+        }
+    }
     for (int r0 = 0; r0 < rows; r0 += N) {
 #pragma unroll
         for (int s = 0; s < N; s++) {
             const int r = r0 + s;
             if (r >= rows) break;
-            const uint4 w4 = pf[s % D];
-            if (r + D < rows) pf[s % D] = ww_load(cw_row(io, y0 - R + r + D), cols, vec, border_px);
-            const uint32_t w[4] = { w4.x, w4.y, w4.z, w4.w };
-            float win[4 + 2 * R][4];
+            const ww_px<P> w = pf[s % D];
+            if (r + D < rows) pf[s % D] = ww_load<P>(cw_row(io, y0 - R + r + D), cols, vec, border_px);
+            float win[P + 2 * R][4];
 #pragma unroll
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < P; k++)
 #pragma unroll
-                for (int c = 0; c < 4; c++) win[R + k][c] = ts_exact_byte_float(w[k], c);
+                for (int c = 0; c < 4; c++) win[R + k][c] = ts_exact_byte_float(w.w[k], c);
 #pragma unroll
             for (int k = 0; k < R; k++)
 #pragma unroll
                 for (int c = 0; c < 4; c++) {
-                    win[k][c] = __shfl_up_sync(0xFFFFFFFFu, win[4 + k][c], 1);
-                    win[R + 4 + k][c] = __shfl_down_sync(0xFFFFFFFFu, win[R + k][c], 1);
+                    win[k][c] = __shfl_up_sync(0xFFFFFFFFu, win[P + k][c], 1);
+                    win[R + P + k][c] = __shfl_down_sync(0xFFFFFFFFu, win[R + k][c], 1);
                 }
             step(s, r, win);
         }
     }
 }
 
-/* y[p][c] (in [0, 1]) is channel c of pixel p of the lane's 4 in output
+/* y[p][c] (in [0, 1]) is channel c of pixel p of the lane's P in output
  * row gy: rounded, packed and stored by lanes 1..30 (those of valid
  * columns). */
+template <int P>
 static __device__ __forceinline__ void ww_store(const conv_io &io, int gy, int x0, int vw, unsigned align,
-                                                const float (&y)[4][4])
+                                                const float (&y)[P][4])
 {
-    const int lane = threadIdx.x & 31, ox = 4 * (lane - 1);
+    const int lane = threadIdx.x & 31, ox = P * (lane - 1);
     if (lane == 0 || lane == 31 || ox >= vw) return;
-    uint32_t px[4];
+    uint32_t px[P];
 #pragma unroll
-    for (int p = 0; p < 4; p++) {
+    for (int p = 0; p < P; p++) {
         uint32_t n[4];
 #pragma unroll
         for (int c = 0; c < 4; c++) n[c] = (uint32_t)__float_as_int(fmaf(y[p][c], 255.0f, TS_EXACT_1P5));
         px[p] = __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
     }
     unsigned char *row = io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(x0 + ox - io.dx0) * 4;
-    if ((align & 2u) && ox + 4 <= vw) {
-        *(uint4 *)row = make_uint4(px[0], px[1], px[2], px[3]);
+    if ((align & 2u) && ox + P <= vw) {
+        if constexpr (P == 4)
+            *(uint4 *)row = make_uint4(px[0], px[1], px[2], px[3]);
+        else
+            *(uint2 *)row = make_uint2(px[0], px[1]);
     } else {
 #pragma unroll
-        for (int p = 0; p < 4; p++)
+        for (int p = 0; p < P; p++)
             if (ox + p < vw) ((uint32_t *)row)[p] = px[p];
     }
 }
@@ -797,8 +846,9 @@ struct conv_version {
     bool fma;   /* fused multiply-add (integers within 1 of the reference); false: bit-exact */
     bool fast;  /* a vector load or store per pixel and conversions without the conversion
                  * unit (conv_ldg's FAST): the views must be aligned, else v3 runs */
-    int px;     /* CONV_TILED: outputs per thread in units of conv_k (0: one output) */
-    int rows;   /* CONV_TILED: tile rows before halving to fit (0: 8 per output of a thread) */
+    int px;      /* CONV_TILED: outputs per thread in units of conv_k (0: one output) */
+    int rows;    /* CONV_TILED: tile rows before halving to fit (0: 8 per output of a thread) */
+    int lane_px; /* CONV_WARP: pixels a lane (ww_walk's P: 4 or 2) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of
@@ -831,7 +881,8 @@ struct conv_table<F, std::index_sequence<I...>> {
  *                                          per thread, tiles th rows tall
  *   walk(a, op, border_px, s, done, err)   the column walk, for the ops it
  *                                          takes (*done = 1); else nothing
- *   warp(a, op, border_px, s, done, err)   the warp walk, likewise
+ *   warp(a, op, border_px, lane_px, s, done, err)  the warp walk with
+ *                                          lane_px pixels a lane, likewise
  * Versions are picked the same way in both: the launch's (or the
  * default), then v3 when a view is not aligned to whole pixels for a fast
  * version; for a warp-walk version the warp walk when it takes the op,
@@ -891,19 +942,19 @@ static ts_status conv_run_type(ts_type t, const typename F::args &a, int version
     }
 }
 
-/* The column walk (WARP false: F::walk) or the warp walk (F::warp), when
- * it takes the op: RGBA8, no alpha pass-through, a region that is not
+/* The column walk (WARP false: F::walk) or the warp walk (F::warp, with
+ * lane_px pixels a lane), when it takes the op: RGBA8, no alpha pass-through, a region that is not
  * empty, a border it can express, and an op the family's walk takes.
  * Otherwise *done = 0 and the caller runs the next choice. */
 template <class F, bool WARP>
-static ts_status conv_walk(const typename F::args &a, const tsk_op *op, ts_type type, cudaStream_t s, int *done,
-                           ts_err *err)
+static ts_status conv_walk(const typename F::args &a, const tsk_op *op, ts_type type, int lane_px, cudaStream_t s,
+                           int *done, ts_err *err)
 {
     uint32_t border_px = 0;
     *done = 0;
     if (type != TS_U8 || a.io.c != 4 || a.io.alpha || a.io.dw < 1 || a.io.dh < 1 || !cw_border_px(a.io, &border_px))
         return TS_OK;
-    return WARP ? F::warp(a, op, border_px, s, done, err) : F::walk(a, op, border_px, s, done, err);
+    return WARP ? F::warp(a, op, border_px, lane_px, s, done, err) : F::walk(a, op, border_px, s, done, err);
 }
 
 /* Launch a tiled kernel with tile g over the destination region, raising
@@ -950,12 +1001,12 @@ static ts_status conv_apply(const tsk_op *op, const ts_view *src, ts_view *dst, 
     const conv_path path = F::versions[version - 1].path;
     if (path == CONV_WARP) {
         int done = 0;
-        st = conv_walk<F, true>(a, op, dst->type, s, &done, err);
+        st = conv_walk<F, true>(a, op, dst->type, F::versions[version - 1].lane_px, s, &done, err);
         if (done) return st;
     }
     if (path == CONV_WARP || path == CONV_WALK) {
         int done = 0;
-        st = conv_walk<F, false>(a, op, dst->type, s, &done, err);
+        st = conv_walk<F, false>(a, op, dst->type, 0, s, &done, err);
         if (done) return st;
         version = 4;
     }

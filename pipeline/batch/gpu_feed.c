@@ -58,8 +58,9 @@ static void gpu_arrived(void *p)
 #define GPU_WORTH_S 1.0
 /* with no image finished yet after this long, the images are large: start */
 #define GPU_UNMEASURED_S 0.25
-/* more images than this per worker: a long job, started at once */
-#define GPU_DEFER_PER_WORKER 16
+/* more images than this per worker: a long job, started at once (waiting
+ * for the pace gained nothing measurable at 16 a worker: docs/PERFORMANCE.md) */
+#define GPU_DEFER_PER_WORKER 8
 
 void ts_batch_gpu_defer(batch *b)
 {
