@@ -3,6 +3,8 @@
  * (its family folder, kernels/<family>/). */
 #include "kind_parts.h"
 
+#include <string.h>
+
 static const tsk_kind_info kinds[TSK_KIND_COUNT] = {
     [TSK_MATRIX] = { "matrix", "matrix", 0, tsk_size_same, tsk_need_point, tsk_check_point,
                      tsk_ref_point, tsk_cpu_point, NULL },
@@ -30,4 +32,13 @@ int tsk_rows_to_rows(const tsk_op *op)
 {
     return op->kind == TSK_MATRIX || op->kind == TSK_PREMUL || op->kind == TSK_UNPREMUL ||
            (op->kind == TSK_ORIENT && op->u.orient.code >= 1 && op->u.orient.code <= 4);
+}
+
+tsk_op tsk_orient_matrix_op(const tsk_op *orient)
+{
+    tsk_op mat;
+    memset(&mat, 0, sizeof mat);
+    mat.kind = TSK_MATRIX;
+    memcpy(mat.u.matrix.m, orient->u.orient.m, sizeof mat.u.matrix.m);
+    return mat;
 }

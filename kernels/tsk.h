@@ -208,6 +208,10 @@ int tsk_sample_taps(tsk_interp interp, float k);
 float tsk_sample_radius(tsk_interp interp, float k);
 ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
 
+/* The MATRIX op an ORIENT carries (u.orient.m): what both backends run
+ * after moving the pixels when they do not fuse it (kernels/kinds.c). */
+tsk_op tsk_orient_matrix_op(const tsk_op *orient);
+
 /* 1 when op maps each row of its input to one row of its output and needs
  * no neighbours: per-pixel ops, flips, rot180 (kernels/kinds.c). */
 int tsk_rows_to_rows(const tsk_op *op);

@@ -531,10 +531,7 @@ ts_status tsk_cpu_orient(const tsk_op *op, const ts_view *src, ts_view *dst, ts_
 {
     orient_pixels(op, src, dst);
     if (!op->u.orient.matrix || dst->w <= 0 || dst->h <= 0) return TS_OK;
-    tsk_op mat;
-    memset(&mat, 0, sizeof mat);
-    mat.kind = TSK_MATRIX;
-    memcpy(mat.u.matrix.m, op->u.orient.m, sizeof mat.u.matrix.m);
+    const tsk_op mat = tsk_orient_matrix_op(op);
     size_t row_bytes = (size_t)dst->w * (size_t)dst->c * (size_t)dst->type;
     unsigned char *row = malloc(row_bytes);
     if (!row) return ts_err_set(err, TS_E_NOMEM, "orient: no memory for a row");

@@ -405,10 +405,7 @@ static ts_status orient_apply(const tsk_op *op, const ts_view *src, ts_view *dst
     st = TSK_LAUNCH_CHECK("orient", err);
     if (st != TS_OK || !op->u.orient.matrix) return st;
     /* every other case: the matrix kernel (its default version) in place */
-    tsk_op mat;
-    memset(&mat, 0, sizeof mat);
-    mat.kind = TSK_MATRIX;
-    memcpy(mat.u.matrix.m, op->u.orient.m, sizeof mat.u.matrix.m);
+    const tsk_op mat = tsk_orient_matrix_op(op);
     tsk_launch ml = { l ? l->stream : NULL, 0, TS_PATH_GLOBAL, l ? l->slot : 0 };
     return tsk_gpu_apply(&mat, dst, dst, &ml, err);
 }
