@@ -309,6 +309,12 @@ static int room_to_decode(batch *b)
      * memory at once when it comes, and no more: the pinned pool would
      * have to pin room for all of them at once (docs/BATCH.md). */
     if (!b->gpu && b->mode == RUN_GPU && b->early.tail - b->early.head >= b->nworkers) return 0;
+    /* --device auto, the GPU's engines up and only nvJPEG's set-up left (a
+     * few tenths of a second): an image begun on the CPU now would end
+     * after the GPU could have done it, and keep a core from the GPU's
+     * decodes and encodes (docs/BATCH.md). The workers finish what they
+     * hold and wait, for TS_GPU_SOON_HOLD_S at most. */
+    if (!b->gpu && b->gpu_soon > 0 && ts_now() - b->gpu_soon < TS_GPU_SOON_HOLD_S) return 0;
     return b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_PROBED && admit(b, b->next_admit);
 }
 

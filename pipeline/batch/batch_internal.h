@@ -73,6 +73,7 @@ typedef struct batch {
     uint64_t cpu_bytes;       /* the CPU's finished images: their bytes, */
     double cpu_seconds;       /* and decode + ops + encode, each on one worker */
     int gpu_arrived;          /* its start is done: the run may install it */
+    double gpu_soon;          /* when its engines were up, nvJPEG's set-up left (ts_now clock; 0: not, or over) */
     ts_gpu_side *gpu;         /* installed, with engines: admissions go to the GPU */
     ts_codec_session *gpu_codecs;  /* gpu->codecs once installed (atomic) */
     engine_slot engines[TS_MAX_ENGINES];
@@ -107,6 +108,10 @@ typedef struct batch {
     unsigned char background[3]; /* alpha goes onto this where the output format has none */
     int flattened;            /* images it did (atomic) */
 } batch;
+
+/* --device auto: from the GPU's engines being up until it is installed,
+ * at most this long, the workers begin no CPU image (batch.c) */
+#define TS_GPU_SOON_HOLD_S 0.5
 
 /* batch.c */
 void ts_batch_fail(batch *b, int i, ts_status st, const ts_err *e);   /* job i failed with e */

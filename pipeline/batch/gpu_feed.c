@@ -38,6 +38,17 @@ static void record_phases(batch *b, const ts_gpu_side *s)
     phase(b, lane, p->nvjpeg, "nvJPEG", s->nvjpeg[0], s->nvjpeg[1]);
 }
 
+/* --device auto: the GPU's engines are up, nvJPEG's set-up is left
+ * (called from its thread). */
+static void gpu_soon(void *p)
+{
+    batch *b = p;
+    pthread_mutex_lock(&b->lock);
+    b->gpu_soon = ts_now();
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
 /* --device auto: the GPU's start is done (called from its thread). */
 static void gpu_arrived(void *p)
 {
@@ -123,12 +134,22 @@ void ts_batch_gpu_coordinate(batch *b)
             ts_gpu_side *side = ts_gpu_start_side(b->gpu_start, &st, &e);
             pthread_mutex_lock(&b->lock);
             if (side && !b->fatal && !(b->o->stop && *b->o->stop)) ts_batch_gpu_install(b, side, st, &e);
+            b->gpu_soon = 0;   /* installed, or not to be: the workers need not hold back */
+            pthread_cond_broadcast(&b->changed);
             if (b->mode == RUN_GPU && !b->gpu && !b->fatal) {
                 b->fatal = 1;
                 ts_err_set(&b->fatal_err, TS_E_DEVICE, "%s", b->r->gpu_note[0] ? b->r->gpu_note : "no GPU");
                 pthread_cond_broadcast(&b->changed);
             }
             continue;
+        }
+        if (b->gpu_soon > 0 && !b->gpu_arrived) {   /* wake the workers when their hold ends */
+            double left = b->gpu_soon + TS_GPU_SOON_HOLD_S - ts_now();
+            if (left <= 0) {
+                b->gpu_soon = 0;   /* a slow set-up: the CPU goes on */
+                pthread_cond_broadcast(&b->changed);
+            }
+            else if (wait_s < 0 || left < wait_s) wait_s = left;
         }
         if (wait_s > 0) {
             struct timespec until;
@@ -154,7 +175,7 @@ ts_status ts_batch_gpu_start(batch *b, ts_err *err)
     ts_gpu_start_opts go = { o->device, o->codec, o->gpus, o->chain_text, o->streams, o->tile_w, o->tile_h, o->path,
                              b->budget / 2, b->wants_jpeg };
     int on_thread = b->mode == RUN_CPU_THEN_GPU || b->early_decode;
-    if (!(b->gpu_start = ts_gpu_start_begin(&go, on_thread, gpu_arrived, b)))
+    if (!(b->gpu_start = ts_gpu_start_begin(&go, on_thread, b->mode == RUN_CPU_THEN_GPU ? gpu_soon : NULL, gpu_arrived, b)))
         return ts_err_set(err, TS_E_NOMEM, "out of memory");
     if (on_thread) return TS_OK;
     ts_status st = TS_OK;

@@ -5,8 +5,8 @@
  * driver's start ends first and must not wait for it. So the start owns
  * everything it makes (its copies of the options included) and frees it
  * itself when the run has let go; the run learns of it only through the
- * ready call, made under the start's lock so that a release either comes
- * before it (no call) or after it returns. */
+ * soon and ready calls, made under the start's lock so that a release
+ * either comes before one (no call) or after it returns. */
 #include "gpu_start.h"
 
 #include <pthread.h>
@@ -18,7 +18,7 @@
 struct ts_gpu_start {
     ts_gpu_start_opts o;
     char *gpus, *chain_text;  /* the start's own copies */
-    void (*ready)(void *ctx);
+    void (*soon)(void *ctx), (*ready)(void *ctx);
     void *ctx;
     pthread_mutex_t lock;
     int done;                 /* the side is made (or failed) */
@@ -126,6 +126,10 @@ static void make(ts_gpu_start *g)
     /* every engine on the codec's device: decoded pixels and JPEG outputs need not cross the bus */
     if (ts_engine_set_one_device(&s->set))
         ts_codec_session_keep_on_device(s->codecs, 1, ts_engine_device_allocator(s->set.e[0]));
+    /* the engines are up; only nvJPEG's set-up is left */
+    pthread_mutex_lock(&g->lock);
+    if (!g->released && g->soon) g->soon(g->ctx);
+    pthread_mutex_unlock(&g->lock);
     ts_err cerr = { 0 };
     if (ts_codec_session_wait(s->codecs, &cerr) != TS_OK && g->o.codec == TS_CODEC_GPU) {
         g->st = cerr.status;
@@ -170,7 +174,8 @@ static char *copy(const char *text)
     return text ? strdup(text) : NULL;
 }
 
-ts_gpu_start *ts_gpu_start_begin(const ts_gpu_start_opts *o, int on_thread, void (*ready)(void *ctx), void *ctx)
+ts_gpu_start *ts_gpu_start_begin(const ts_gpu_start_opts *o, int on_thread, void (*soon)(void *ctx),
+                                 void (*ready)(void *ctx), void *ctx)
 {
     ts_gpu_start *g = calloc(1, sizeof *g);
     if (!g) return NULL;
@@ -185,6 +190,7 @@ ts_gpu_start *ts_gpu_start_begin(const ts_gpu_start_opts *o, int on_thread, void
     }
     g->o.gpus = g->gpus;
     g->o.chain_text = g->chain_text;
+    g->soon = on_thread ? soon : NULL;
     g->ready = ready;
     g->ctx = ctx;
     pthread_mutex_init(&g->lock, NULL);

@@ -33,10 +33,12 @@ typedef struct ts_gpu_start_opts {
 
 typedef struct ts_gpu_start ts_gpu_start;
 
-/* Start the GPU side: on a thread of its own when on_thread (ready(ctx) is
- * called from it once done, unless left behind first; never with a lock of
- * the start held by the caller), else now. NULL when out of memory. */
-ts_gpu_start *ts_gpu_start_begin(const ts_gpu_start_opts *o, int on_thread, void (*ready)(void *ctx), void *ctx);
+/* Start the GPU side: on a thread of its own when on_thread (soon(ctx) is
+ * called from it once the engines are up and only nvJPEG's set-up is left,
+ * ready(ctx) once done, unless left behind first; never with a lock of the
+ * start held by the caller), else now. NULL when out of memory. */
+ts_gpu_start *ts_gpu_start_begin(const ts_gpu_start_opts *o, int on_thread, void (*soon)(void *ctx),
+                                 void (*ready)(void *ctx), void *ctx);
 /* The side once done (never waits): NULL while starting. *st is the
  * start's outcome: TS_OK with no engines when auto found no GPU. */
 ts_gpu_side *ts_gpu_start_side(ts_gpu_start *g, ts_status *st, ts_err *err);
