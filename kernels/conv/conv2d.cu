@@ -36,6 +36,9 @@
  *   v9  v8 with 2 pixels a lane (8-byte loads and stores, strips 60 wide):
  *       half the ring's registers, so more warps an SM to hide latency,
  *       for twice the shuffles per pixel. The same sums: v8's bytes.
+ *   v10 v9, lean (conv_common.cuh, ww_walk): a grid of one wave, each
+ *       strip as tall as that makes it, and inside the image row
+ *       addresses stepped by the pitch. v9's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -66,15 +69,16 @@ struct c2d_args {
  * name, how it runs, fused multiply-add, fast loads and stores, outputs per
  * thread in units of K, tile rows. */
 static constexpr conv_version c2d_versions[] = {
-    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0 },
-    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0 },
-    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32, 0 },
-    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32, 0 },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0 },
-    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32, 0 },
-    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0, 0 },
-    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0, 4 },
-    { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2 },
+    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false },
+    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false },
+    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false },
+    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32, 0, false },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false },
+    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32, 0, false },
+    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0, 0, false },
+    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0, 4, false },
+    { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2, false },
+    { "v10 v9 in one wave of tall strips, row addresses stepped (else v7)", CONV_WARP, true, true, 0, 0, 2, true },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -314,16 +318,16 @@ static ts_status c2d_walk_version(const c2d_args &a, const tsk_op *op, uint32_t 
  * order), for the lane's P pixels x 4 channels. LINEAR and ABS, no alpha
  * pass-through, kw = kh = N <= 5 (the ring is 4 P N registers). v9's ring
  * is half v8's, so it asks for 6 blocks an SM. */
-template <int N, int D, bool ABS, int P>
+template <int N, int D, bool ABS, int P, bool LEAN>
 __global__ void __launch_bounds__(WW_THREADS, P == 2 ? 6 : N <= 3 ? 4 : 3)
-    c2d_warp(conv_io io, c2d_walk_taps<N> k, uint32_t border_px, unsigned align)
+    c2d_warp(conv_io io, c2d_walk_taps<N> k, uint32_t border_px, unsigned align, int strip_rows)
 {
     constexpr int R = N / 2;
-    const ww_strip t = ww_strip_of<P>(io);
+    const ww_strip t = ww_strip_of<P>(io, strip_rows);
     if (t.vw <= 0) return;  /* the whole warp */
     float acc[N][P][4];
-    ww_walk<N, D, R, P>(io, border_px, align, t.x0, t.y0, t.vw, t.vh + 2 * R,
-                        [&](int s, int r, const float(&win)[P + 2 * R][4]) {
+    ww_walk<N, D, R, P, LEAN>(io, border_px, align, t.x0, t.y0, t.vw, t.vh + 2 * R,
+                              [&](int s, int r, const float(&win)[P + 2 * R][4], unsigned char *out) {
 #pragma unroll
         for (int j = 0; j < N; j++) {
             const int slot = (s - j + N) % N;
@@ -345,40 +349,54 @@ __global__ void __launch_bounds__(WW_THREADS, P == 2 ? 6 : N <= 3 ? 4 : 3)
 #pragma unroll
                 for (int c = 0; c < 4; c++)
                     y[p][c] = ABS ? __saturatef(fabsf(acc[slot][p][c])) : __saturatef(__fadd_rn(k.bias, acc[slot][p][c]));
-            ww_store<P>(io, t.y0 + r - (N - 1), t.x0, t.vw, align, y);
+            ww_store<P>(io, out, t.x0, t.vw, align, y);
         }
     });
 }
 
-template <int N, int D, int P>
+template <int N, int D, bool ABS, int P, bool LEAN>
+static void c2d_warp_launch(const c2d_args &a, const c2d_walk_taps<N> &k, uint32_t border_px, cudaStream_t s)
+{
+    const int rows = LEAN ? ww_wave_rows<P>(a.io, ww_blocks_per_sm<c2d_warp<N, D, ABS, P, LEAN>>()) : WW_ROWS;
+    c2d_warp<N, D, ABS, P, LEAN><<<ww_grid<P>(a.io, rows), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io), rows);
+}
+
+template <int N, int D, int P, bool LEAN>
 static ts_status c2d_warp_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
 {
     c2d_walk_taps<N> k;
     for (int i = 0; i < N * N; i++) k.k[i] = op->u.conv2d.k[i] / 255.0f;
     k.bias = a.bias;
     if (a.mode == TSK_CONV_ABS)
-        c2d_warp<N, D, true, P><<<ww_grid<P>(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+        c2d_warp_launch<N, D, true, P, LEAN>(a, k, border_px, s);
     else
-        c2d_warp<N, D, false, P><<<ww_grid<P>(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+        c2d_warp_launch<N, D, false, P, LEAN>(a, k, border_px, s);
     return TSK_LAUNCH_CHECK("2-D convolution (warp walk)", err);
 }
 
-/* v8 (lane_px 4) or v9 (2) for the RGBA8 views conv_walk lets through,
- * when it takes the op (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and
- * the status; otherwise *done stays 0 and the caller tries v7. */
-static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, int lane_px,
+/* The warp walk of N x N taps as version v's row says: v8 (4 pixels a
+ * lane), v9 (2) or v10 (2, lean). */
+template <int N>
+static ts_status c2d_warp_of(const c2d_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
+                             cudaStream_t s, ts_err *err)
+{
+    if (v.lane_px == 4) return c2d_warp_go<N, N, 4, false>(a, op, border_px, s, err);
+    return v.lean ? c2d_warp_go<N, N, 2, true>(a, op, border_px, s, err)
+                  : c2d_warp_go<N, N, 2, false>(a, op, border_px, s, err);
+}
+
+/* v8, v9 or v10 for the RGBA8 views conv_walk lets through, when it takes
+ * the op (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and the status;
+ * otherwise *done stays 0 and the caller tries v7. */
+static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                                   cudaStream_t s, int *done, ts_err *err)
 {
     if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
         return TS_OK;
     *done = 1;
     switch (a.kw) {
-    case 3:
-        return lane_px == 2 ? c2d_warp_go<3, 3, 2>(a, op, border_px, s, err)
-                            : c2d_warp_go<3, 3, 4>(a, op, border_px, s, err);
-    case 5:
-        return lane_px == 2 ? c2d_warp_go<5, 5, 2>(a, op, border_px, s, err)
-                            : c2d_warp_go<5, 5, 4>(a, op, border_px, s, err);
+    case 3: return c2d_warp_of<3>(a, op, border_px, v, s, err);
+    case 5: return c2d_warp_of<5>(a, op, border_px, v, s, err);
     default: *done = 0; return TS_OK;
     }
 }
@@ -426,7 +444,7 @@ struct c2d_family {
     static constexpr int count = (int)(sizeof c2d_versions / sizeof c2d_versions[0]);
     /* the fastest measured at 5x5 (docs/PERFORMANCE.md); cases v8 does not
      * take run v7, and cases v7 does not take run v4 */
-    static constexpr int default_version = 9;
+    static constexpr int default_version = 10;
     static constexpr const tsk_family *family = &tsk_family_conv2d;
     static constexpr auto check = c2d_check;
     static constexpr auto upload = c2d_upload;

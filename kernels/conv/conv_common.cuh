@@ -621,18 +621,58 @@ static __device__ __forceinline__ void cw_walk(const conv_io &io, uint32_t borde
  * stores its P pixels with one store where the view allows (align: bit 0
  * src, bit 1 dst, both 16-byte aligned with 16-byte pitches), else pixel
  * by pixel. Two pixels a lane halve the registers a ring takes (16 N to
- * 8 N), so twice the warps fit an SM; four halve the shuffles per pixel. */
-enum { WW_WARPS = 4, WW_THREADS = 32 * WW_WARPS, WW_ROWS = 64 };
+ * 8 N), so twice the warps fit an SM; four halve the shuffles per pixel.
+ *
+ * LEAN (separable v11, 2-D v10) cuts what a row costs besides its sums and
+ * what a launch loses to its last wave: the grid is one wave of blocks
+ * (ww_wave_rows), so a strip is as tall as that makes it and the blocks of
+ * a second, partial wave do not wait for the first; and where a strip's
+ * rows all lie inside the image, its load and store addresses are stepped
+ * by a pitch per row instead of mapped through the border and multiplied
+ * out (the bytes are the same). */
+enum { WW_WARPS = 4, WW_THREADS = 32 * WW_WARPS, WW_ROWS = 64, WW_MIN_ROWS = 8 };
 
 /* The output columns of a warp's strip, at P pixels a lane. */
 static constexpr __host__ __device__ int ww_out(int P) { return 30 * P; }
 
-/* The warp walk's grid: WW_WARPS strips side by side per block. */
+/* The warp walk's grid: WW_WARPS strips side by side per block, each
+ * `rows` output rows tall. */
 template <int P>
-static inline dim3 ww_grid(const conv_io &io)
+static inline dim3 ww_grid(const conv_io &io, int rows)
 {
     const int strip = WW_WARPS * ww_out(P);
-    return dim3((unsigned)((io.dw + strip - 1) / strip), (unsigned)((io.dh + WW_ROWS - 1) / WW_ROWS));
+    return dim3((unsigned)((io.dw + strip - 1) / strip), (unsigned)((io.dh + rows - 1) / rows));
+}
+
+/* LEAN's strip height: the fewest rows (at least WW_MIN_ROWS) for which
+ * the grid is at most one wave, blocks_per_sm blocks on every SM of the
+ * current device. A smaller grid leaves SMs idle, a larger one a partial
+ * last wave; within one wave the taller the strip the smaller its halo's
+ * share. WW_ROWS where the device cannot be asked. */
+template <int P>
+static inline int ww_wave_rows(const conv_io &io, int blocks_per_sm)
+{
+    int dev = 0, sms = 0;
+    if (blocks_per_sm < 1 || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+        return WW_ROWS;
+    const long strip = WW_WARPS * ww_out(P), cols = (io.dw + strip - 1) / strip;
+    const long strips_down = (long)sms * blocks_per_sm / cols;
+    if (strips_down <= 1) return io.dh > WW_MIN_ROWS ? io.dh : WW_MIN_ROWS;
+    const long rows = (io.dh + strips_down - 1) / strips_down;
+    return rows < WW_MIN_ROWS ? WW_MIN_ROWS : (int)rows;
+}
+
+/* How many blocks of Kernel (WW_THREADS each) an SM holds; asked once
+ * per kernel (its registers set the limit). */
+template <auto Kernel>
+static inline int ww_blocks_per_sm()
+{
+    static const int n = [] {
+        int b = 0;
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, WW_THREADS, 0) == cudaSuccess ? b : 0;
+    }();
+    return n;
 }
 
 /* bit 0: src rows 16-byte aligned; bit 1: dst rows likewise. */
@@ -648,13 +688,13 @@ struct ww_strip {
     int x0, y0, vw, vh;
 };
 template <int P>
-static __device__ __forceinline__ ww_strip ww_strip_of(const conv_io &io)
+static __device__ __forceinline__ ww_strip ww_strip_of(const conv_io &io, int rows)
 {
     ww_strip t;
     t.x0 = io.dx0 + ((int)blockIdx.x * WW_WARPS + (int)(threadIdx.x >> 5)) * ww_out(P);
-    t.y0 = io.dy0 + (int)blockIdx.y * WW_ROWS;
+    t.y0 = io.dy0 + (int)blockIdx.y * rows;
     t.vw = min(ww_out(P), io.dx0 + io.dw - t.x0);
-    t.vh = min(WW_ROWS, io.dy0 + io.dh - t.y0);
+    t.vh = min(rows, io.dy0 + io.dh - t.y0);
     return t;
 }
 
@@ -688,26 +728,20 @@ static __device__ __forceinline__ ww_px<P> ww_load(const unsigned char *row, con
 }
 
 /* The walk: rows 0 .. rows - 1 of the warp's input window (image rows
- * y0 - R ..), each handed to step(s, r, win) with win[q][c] channel c of
- * strip column P (l - 1) - R + q, q < P + 2 R; s = r mod N is a constant
- * after unrolling. x0: the strip's first output column; vw valid output
- * columns (> 0). Every lane of the warp must call it (shuffles). */
-template <int N, int D, int R, int P, class Step>
-static __device__ __forceinline__ void ww_walk(const conv_io &io, uint32_t border_px, unsigned align, int x0, int y0,
-                                               int vw, int rows, Step &&step)
+ * y0 - R ..), each handed to step(s, r, win, out) with win[q][c] channel c
+ * of strip column P (l - 1) - R + q, q < P + 2 R; s = r mod N is a
+ * constant after unrolling; from r = N - 1 on, out is the start of dst's
+ * row of output row y0 + r - (N - 1), which step writes (ww_store). x0:
+ * the strip's first output column; vw valid output columns (> 0). Every
+ * lane of the warp must call it (shuffles). STEP (LEAN, where the window
+ * lies inside the image): row addresses stepped by a pitch. */
+template <int N, int D, int R, int P, bool STEP, class Step>
+static __device__ __forceinline__ void ww_walk_rows(const conv_io &io, uint32_t border_px, const int (&cols)[P],
+                                                    bool vec, int y0, int rows, Step &&step)
 {
     static_assert(N % D == 0, "the prefetch ring must divide the unrolled loop");
-    static_assert(R <= P, "the halo comes from the next lane only");
-    const int lane = threadIdx.x & 31;
-    int cols[P];
-#pragma unroll
-    for (int k = 0; k < P; k++) {
-        const int gx = x0 - P + P * lane + k;
-        cols[k] = cw_col(io, gx, gx >= x0 - R && gx < x0 + vw + R);
-    }
-    bool vec = (align & 1u) && cols[0] >= 0 && (cols[0] & (4 * P - 1)) == 0;
-#pragma unroll
-    for (int k = 1; k < P; k++) vec = vec && cols[k] == cols[0] + 4 * k;
+    const unsigned char *ahead = io.src + (ptrdiff_t)(y0 - R + D - io.sy0) * (ptrdiff_t)io.sp;  /* STEP */
+    unsigned char *out = io.dst + (ptrdiff_t)(y0 - io.dy0) * (ptrdiff_t)io.dp;                 /* STEP */
     ww_px<P> pf[D];
 #pragma unroll
     for (int d = 0; d < D; d++) {
@@ -724,7 +758,10 @@ static __device__ __forceinline__ void ww_walk(const conv_io &io, uint32_t borde
             const int r = r0 + s;
             if (r >= rows) break;
             const ww_px<P> w = pf[s % D];
-            if (r + D < rows) pf[s % D] = ww_load<P>(cw_row(io, y0 - R + r + D), cols, vec, border_px);
+            if (r + D < rows) {
+                pf[s % D] = ww_load<P>(STEP ? ahead : cw_row(io, y0 - R + r + D), cols, vec, border_px);
+                if (STEP) ahead += io.sp;
+            }
             float win[P + 2 * R][4];
 #pragma unroll
             for (int k = 0; k < P; k++)
@@ -737,17 +774,42 @@ static __device__ __forceinline__ void ww_walk(const conv_io &io, uint32_t borde
                     win[k][c] = __shfl_up_sync(0xFFFFFFFFu, win[P + k][c], 1);
                     win[R + P + k][c] = __shfl_down_sync(0xFFFFFFFFu, win[R + k][c], 1);
                 }
-            step(s, r, win);
+            step(s, r, win, STEP ? out : io.dst + (ptrdiff_t)(y0 + r - (N - 1) - io.dy0) * (ptrdiff_t)io.dp);
+            if (STEP && r >= N - 1) out += io.dp;
         }
     }
 }
 
-/* y[p][c] (in [0, 1]) is channel c of pixel p of the lane's P in output
- * row gy: rounded, packed and stored by lanes 1..30 (those of valid
- * columns). */
+/* The walk of a strip (ww_walk_rows): the lane's columns through the
+ * border, then rows mapped one by one, or, LEAN and every row of the
+ * window inside the image (the same for the whole warp), stepped. */
+template <int N, int D, int R, int P, bool LEAN, class Step>
+static __device__ __forceinline__ void ww_walk(const conv_io &io, uint32_t border_px, unsigned align, int x0, int y0,
+                                               int vw, int rows, Step &&step)
+{
+    static_assert(R <= P, "the halo comes from the next lane only");
+    const int lane = threadIdx.x & 31;
+    int cols[P];
+#pragma unroll
+    for (int k = 0; k < P; k++) {
+        const int gx = x0 - P + P * lane + k;
+        cols[k] = cw_col(io, gx, gx >= x0 - R && gx < x0 + vw + R);
+    }
+    bool vec = (align & 1u) && cols[0] >= 0 && (cols[0] & (4 * P - 1)) == 0;
+#pragma unroll
+    for (int k = 1; k < P; k++) vec = vec && cols[k] == cols[0] + 4 * k;
+    if (LEAN && y0 - R >= 0 && y0 - R + rows <= io.fh)
+        ww_walk_rows<N, D, R, P, true>(io, border_px, cols, vec, y0, rows, step);
+    else
+        ww_walk_rows<N, D, R, P, false>(io, border_px, cols, vec, y0, rows, step);
+}
+
+/* y[p][c] (in [0, 1]) is channel c of pixel p of the lane's P in the
+ * output row that starts at dst_row: rounded, packed and stored by lanes
+ * 1..30 (those of valid columns). */
 template <int P>
-static __device__ __forceinline__ void ww_store(const conv_io &io, int gy, int x0, int vw, unsigned align,
-                                                const float (&y)[P][4])
+static __device__ __forceinline__ void ww_store(const conv_io &io, unsigned char *dst_row, int x0, int vw,
+                                                unsigned align, const float (&y)[P][4])
 {
     const int lane = threadIdx.x & 31, ox = P * (lane - 1);
     if (lane == 0 || lane == 31 || ox >= vw) return;
@@ -759,7 +821,7 @@ static __device__ __forceinline__ void ww_store(const conv_io &io, int gy, int x
         for (int c = 0; c < 4; c++) n[c] = (uint32_t)__float_as_int(fmaf(y[p][c], 255.0f, TS_EXACT_1P5));
         px[p] = __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
     }
-    unsigned char *row = io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(x0 + ox - io.dx0) * 4;
+    unsigned char *row = dst_row + (size_t)(x0 + ox - io.dx0) * 4;
     if ((align & 2u) && ox + P <= vw) {
         if constexpr (P == 4)
             *(uint4 *)row = make_uint4(px[0], px[1], px[2], px[3]);
@@ -849,6 +911,7 @@ struct conv_version {
     int px;      /* CONV_TILED: outputs per thread in units of conv_k (0: one output) */
     int rows;    /* CONV_TILED: tile rows before halving to fit (0: 8 per output of a thread) */
     int lane_px; /* CONV_WARP: pixels a lane (ww_walk's P: 4 or 2) */
+    bool lean;   /* CONV_WARP: ww_walk's LEAN (one wave of blocks, row addresses stepped) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of
@@ -881,8 +944,8 @@ struct conv_table<F, std::index_sequence<I...>> {
  *                                          per thread, tiles th rows tall
  *   walk(a, op, border_px, s, done, err)   the column walk, for the ops it
  *                                          takes (*done = 1); else nothing
- *   warp(a, op, border_px, lane_px, s, done, err)  the warp walk with
- *                                          lane_px pixels a lane, likewise
+ *   warp(a, op, border_px, v, s, done, err)  the warp walk as version v's
+ *                                          row says (lane_px, lean), likewise
  * Versions are picked the same way in both: the launch's (or the
  * default), then v3 when a view is not aligned to whole pixels for a fast
  * version; for a warp-walk version the warp walk when it takes the op,
@@ -942,19 +1005,20 @@ static ts_status conv_run_type(ts_type t, const typename F::args &a, int version
     }
 }
 
-/* The column walk (WARP false: F::walk) or the warp walk (F::warp, with
- * lane_px pixels a lane), when it takes the op: RGBA8, no alpha pass-through, a region that is not
- * empty, a border it can express, and an op the family's walk takes.
- * Otherwise *done = 0 and the caller runs the next choice. */
+/* The column walk (WARP false: F::walk) or the warp walk (F::warp, as
+ * version v's row says), when it takes the op: RGBA8, no alpha
+ * pass-through, a region that is not empty, a border it can express, and
+ * an op the family's walk takes. Otherwise *done = 0 and the caller runs
+ * the next choice. */
 template <class F, bool WARP>
-static ts_status conv_walk(const typename F::args &a, const tsk_op *op, ts_type type, int lane_px, cudaStream_t s,
-                           int *done, ts_err *err)
+static ts_status conv_walk(const typename F::args &a, const tsk_op *op, ts_type type, const conv_version &v,
+                           cudaStream_t s, int *done, ts_err *err)
 {
     uint32_t border_px = 0;
     *done = 0;
     if (type != TS_U8 || a.io.c != 4 || a.io.alpha || a.io.dw < 1 || a.io.dh < 1 || !cw_border_px(a.io, &border_px))
         return TS_OK;
-    return WARP ? F::warp(a, op, border_px, lane_px, s, done, err) : F::walk(a, op, border_px, s, done, err);
+    return WARP ? F::warp(a, op, border_px, v, s, done, err) : F::walk(a, op, border_px, s, done, err);
 }
 
 /* Launch a tiled kernel with tile g over the destination region, raising
@@ -1001,12 +1065,12 @@ static ts_status conv_apply(const tsk_op *op, const ts_view *src, ts_view *dst, 
     const conv_path path = F::versions[version - 1].path;
     if (path == CONV_WARP) {
         int done = 0;
-        st = conv_walk<F, true>(a, op, dst->type, F::versions[version - 1].lane_px, s, &done, err);
+        st = conv_walk<F, true>(a, op, dst->type, F::versions[version - 1], s, &done, err);
         if (done) return st;
     }
     if (path == CONV_WARP || path == CONV_WALK) {
         int done = 0;
-        st = conv_walk<F, false>(a, op, dst->type, 0, s, &done, err);
+        st = conv_walk<F, false>(a, op, dst->type, F::versions[version - 1], s, &done, err);
         if (done) return st;
         version = 4;
     }

@@ -46,6 +46,10 @@
  *   v10 v9 with 2 pixels a lane (8-byte loads and stores, strips 60 wide):
  *       half the ring's registers, so more warps an SM to hide latency,
  *       for twice the shuffles per pixel. The same sums: v9's bytes.
+ *   v11 v10, lean (conv_common.cuh, ww_walk): a grid of one wave, each
+ *       strip as tall as that makes it (less halo, no partial last wave),
+ *       and inside the image row addresses stepped by the pitch, not
+ *       mapped through the border per row. v10's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -78,16 +82,17 @@ struct sep_args {
  * thread in units of K or (warp walk) pixels a lane, tile rows (v7: 8 per
  * output of a thread, 16 K). */
 static constexpr conv_version sep_versions[] = {
-    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0 },
-    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0 },
-    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0 },
-    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0 },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0 },
-    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0 },
-    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0 },
-    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0 },
-    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4 },
-    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2 },
+    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false },
+    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false },
+    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false },
+    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0, false },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false },
+    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0, false },
+    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0, false },
+    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0, false },
+    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4, false },
+    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2, false },
+    { "v11 v10 in one wave of tall strips, row addresses stepped (else v8)", CONV_WARP, true, true, 0, 0, 2, true },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -335,16 +340,16 @@ static ts_status sep_walk_version(const sep_args &a, const tsk_op *op, uint32_t 
  * order) is output row r - (N - 1). The same sums as v8, in the same
  * order; gauss and box only, nx = ny = N <= 5 (the ring is 4 P N
  * registers). v10's ring is half v9's, so it asks for 6 blocks an SM. */
-template <int N, int D, int P>
+template <int N, int D, int P, bool LEAN>
 __global__ void __launch_bounds__(WW_THREADS, P == 2 ? 6 : N <= 3 ? 4 : 3)
-    sep_warp(conv_io io, sep_walk_taps<N> k, uint32_t border_px, unsigned align)
+    sep_warp(conv_io io, sep_walk_taps<N> k, uint32_t border_px, unsigned align, int strip_rows)
 {
     constexpr int R = (N - 1) / 2;
-    const ww_strip t = ww_strip_of<P>(io);
+    const ww_strip t = ww_strip_of<P>(io, strip_rows);
     if (t.vw <= 0) return;  /* the whole warp */
     float h[N][P][4];
-    ww_walk<N, D, R, P>(io, border_px, align, t.x0, t.y0, t.vw, t.vh + 2 * R,
-                        [&](int s, int r, const float(&win)[P + 2 * R][4]) {
+    ww_walk<N, D, R, P, LEAN>(io, border_px, align, t.x0, t.y0, t.vw, t.vh + 2 * R,
+                              [&](int s, int r, const float(&win)[P + 2 * R][4], unsigned char *out) {
 #pragma unroll
         for (int p = 0; p < P; p++)
 #pragma unroll
@@ -365,12 +370,12 @@ __global__ void __launch_bounds__(WW_THREADS, P == 2 ? 6 : N <= 3 ? 4 : 3)
                     for (int j = 0; j < N - 1; j++) a = fmaf(k.ky[j], h[(s + 1 + j) % N][p][c], a);
                     y[p][c] = __saturatef(fmaf(k.ky[N - 1], h[s][p][c], a));
                 }
-            ww_store<P>(io, t.y0 + r - (N - 1), t.x0, t.vw, align, y);
+            ww_store<P>(io, out, t.x0, t.vw, align, y);
         }
     });
 }
 
-template <int N, int D, int P>
+template <int N, int D, int P, bool LEAN>
 static ts_status sep_warp_go(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
 {
     sep_walk_taps<N> k;
@@ -378,27 +383,35 @@ static ts_status sep_warp_go(const sep_args &a, const tsk_op *op, uint32_t borde
         k.kx[i] = op->u.sep.kx[i] / 255.0f;
         k.ky[i] = op->u.sep.ky[i];
     }
-    sep_warp<N, D, P><<<ww_grid<P>(a.io), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io));
+    const int rows = LEAN ? ww_wave_rows<P>(a.io, ww_blocks_per_sm<sep_warp<N, D, P, LEAN>>()) : WW_ROWS;
+    sep_warp<N, D, P, LEAN><<<ww_grid<P>(a.io, rows), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io), rows);
     return TSK_LAUNCH_CHECK("separable convolution (warp walk)", err);
 }
 
-/* v9 (lane_px 4) or v10 (2) for the RGBA8 views conv_walk lets through,
- * when it takes the op (gauss or box: centre weight 0, conv weight 1; nx =
- * ny in 3..5): *done = 1 and the status; otherwise *done stays 0 and the
- * caller tries v8. */
-static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t border_px, int lane_px,
+/* The warp walk of N taps as version v's row says: v9 (4 pixels a
+ * lane), v10 (2) or v11 (2, lean). */
+template <int N>
+static ts_status sep_warp_of(const sep_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
+                             cudaStream_t s, ts_err *err)
+{
+    if (v.lane_px == 4) return sep_warp_go<N, N, 4, false>(a, op, border_px, s, err);
+    return v.lean ? sep_warp_go<N, N, 2, true>(a, op, border_px, s, err)
+                  : sep_warp_go<N, N, 2, false>(a, op, border_px, s, err);
+}
+
+/* v9, v10 or v11 for the RGBA8 views conv_walk lets through, when it
+ * takes the op (gauss or box: centre weight 0, conv weight 1; nx = ny in
+ * 3..5): *done = 1 and the status; otherwise *done stays 0 and the caller
+ * tries v8. */
+static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                                   cudaStream_t s, int *done, ts_err *err)
 {
     if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
         return TS_OK;
     *done = 1;
     switch (a.nx) {
-    case 3:
-        return lane_px == 2 ? sep_warp_go<3, 3, 2>(a, op, border_px, s, err)
-                            : sep_warp_go<3, 3, 4>(a, op, border_px, s, err);
-    case 5:
-        return lane_px == 2 ? sep_warp_go<5, 5, 2>(a, op, border_px, s, err)
-                            : sep_warp_go<5, 5, 4>(a, op, border_px, s, err);
+    case 3: return sep_warp_of<3>(a, op, border_px, v, s, err);
+    case 5: return sep_warp_of<5>(a, op, border_px, v, s, err);
     default: *done = 0; return TS_OK;
     }
 }
@@ -444,7 +457,7 @@ struct sep_family {
     /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
      * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"); cases
      * it does not take run v8, then v4 */
-    static constexpr int default_version = 10;
+    static constexpr int default_version = 11;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
     static constexpr auto check = sep_check;
     static constexpr auto upload = sep_upload;
