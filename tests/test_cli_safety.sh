@@ -115,4 +115,16 @@ contains "$work/err.txt" "EXIF block does not parse"
 expect_rc 0 "a sound EXIF block" "$ts" run "$src/tests/data/jpeg/orient6.jpg" -o "$work/gx" --device cpu -q
 grep -qa "Exif" "$work/gx/orient6.jpg" || fail "a sound EXIF block was not copied"
 
+# --- an ICC profile libpng rejects (its header's length 4 bytes over the data): the PNG is written
+# without it, and run says so on stderr and in the report
+cp "$src/tests/data/jpeg/icc.jpg" "$work/badicc.jpg"
+at=$(grep -obUa "ICC_PROFILE" "$work/badicc.jpg" | head -1 | cut -d: -f1)
+b=$(od -An -tu1 -j $((at + 17)) -N1 "$work/badicc.jpg" | tr -d ' ')   # the low byte of the profile's length
+printf "\\$(printf '%03o' $(( (b + 4) % 256 )))" | dd of="$work/badicc.jpg" bs=1 seek=$((at + 17)) conv=notrunc 2>/dev/null
+expect_rc 0 "an ICC profile libpng rejects" "$ts" run "$work/badicc.jpg" -o "$work/bi" --format png --device cpu -q \
+    --report "$work/bi.json"
+contains "$work/err.txt" "badicc.jpg: written without its ICC profile, which libpng rejects"
+[ -s "$work/bi/badicc.png" ] || fail "the PNG without its profile was not written"
+grep -q '"warning": "written without its ICC profile' "$work/bi.json" || fail "the report has no warning for the profile"
+
 finish "cli safety"

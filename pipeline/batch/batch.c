@@ -140,14 +140,28 @@ static void probe(batch *b, int i)
 
 /* ---------------------------------------------------------------- stages */
 
+/* A note of ts_image_save's with its "OUTPUT: " prefix taken off: the
+ * warning goes beside the input's name, and the output's is in the report. */
+static const char *without_path(const char *note, const char *output)
+{
+    const size_t n = strlen(output);
+    return strncmp(note, output, n) == 0 && note[n] == ':' && note[n + 1] == ' ' ? note + n + 2 : note;
+}
+
+/* Add what a written image left out to its warning ("; " between two). */
+static void note_warning(ts_image_result *res, const char *what)
+{
+    const size_t n = strlen(res->warning);
+    snprintf(res->warning + n, sizeof res->warning - n, "%s%s", n ? "; " : "", what);
+}
+
 /* --max-pixels holds for every image the chain makes, not only inputs
  * (scale=40 on a photo would otherwise write gigabytes): 0 and job i
  * failed, its decoded input freed, when one is over. */
 static int sizes_within_limit(batch *b, int i)
 {
     job *j = &b->jobs[i];
-    if (j->in.exif_dropped)
-        snprintf(b->r->images[i].warning, sizeof b->r->images[i].warning, "its EXIF block does not parse: not copied");
+    if (j->in.exif_dropped) note_warning(&b->r->images[i], "its EXIF block does not parse: not copied");
     /* the header the probe read (if it could) said another orientation: the decoded image's holds */
     if (!b->o->keep_orientation && j->in.orientation != j->orientation) {
         int scale = j->scale;   /* decoded at it already */
@@ -243,6 +257,7 @@ static void encode(batch *b, int i, int lane, int w)
     double t1 = ts_now();
     res->encode_s = t1 - t0;
     if (st != TS_OK) { ts_batch_fail(b, i, st, &e); return; }
+    if (e.msg[0]) note_warning(res, without_path(e.msg, res->output));   /* written without an ICC profile libpng rejects */
     res->out_bytes = file_size(res->output);
     ts_batch_trace(b, lane, on_gpu ? "encode (gpu)" : "encode", t0, t1, ts_batch_image_bytes(&j->out), i);
 }

@@ -82,6 +82,9 @@ static void write_image(FILE *f, const ts_image_result *im)
     if (im->status != TS_OK && !im->skipped) {
         fprintf(f, ", \"error_kind\": \"%s\", \"error\": ", ts_status_name(im->status));
         ts_json_string(f, im->error);
+    } else if (im->warning[0]) {
+        fputs(", \"warning\": ", f);
+        ts_json_string(f, im->warning);
     }
     fprintf(f, ", \"width\": %d, \"height\": %d, \"channels\": %d, \"bits\": %d, \"out_width\": %d, \"out_height\": %d",
             im->w, im->h, im->c, im->w ? (int)im->type * 8 : 0, im->out_w, im->out_h);
