@@ -174,8 +174,9 @@ def main():
         folder = os.path.join(work, f"n{n}")
         batch_files = size_folder(files, folder, n)
         g, c = [], []
+        codec_report = os.path.join(work, "gpu-codec-cpu.json")
         for _ in range(a.reps if n else 0):
-            g.append(ts_wall(ts, folder, out, "gpu", codec="cpu"))
+            g.append(ts_wall(ts, folder, out, "gpu", codec="cpu", report=codec_report))
             shutil.rmtree(out + "-cvc", ignore_errors=True)
             os.makedirs(out + "-cvc")
             jobs = [(p, os.path.join(out + "-cvc", os.path.basename(p)), ".jpg") for p in batch_files]
@@ -185,9 +186,11 @@ def main():
         pool.close()
         if n:
             res["gpu_codec_cpu"] = {"photos": n, "tilestream_s": median(g), "opencv_codec_s": median(c),
-                                    "ratio": median(c) / median(g) if median(g) else None}
+                                    "ratio": median(c) / median(g) if median(g) else None,
+                                    "phases": phase_line(codec_report)}
             print(f"\n--device gpu --codec cpu, {n} photos: {median(g):.2f} s; OpenCV decode + encode alone "
                   f"{median(c):.2f} s; ratio {res['gpu_codec_cpu']['ratio']:.2f} (target >= 0.9)")
+            print(f"  where its time went (s from exec, last run): {res['gpu_codec_cpu']['phases']}")
         print("\nwhere auto's time went (s from exec; last run of each size):")
         for row in res["rows"]:
             print(f"  {row['photos']:5d}: {row['auto_phases']}")
