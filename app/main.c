@@ -92,9 +92,14 @@ static const char *const USAGE_BENCH =
     "  --only NAME          only lines whose op contains NAME\n"
     "  --json FILE          the same figures as JSON\n";
 
-static const char *const USAGE_INFO = "usage: tilestream info INPUT...\n"
+static const char *const USAGE_INFO = "usage: tilestream info [--json FILE] INPUT...\n"
                                       "Print size, channels, bit depth, format, orientation and ICC of each file\n"
-                                      "(folders are walked as `run` walks them).\n";
+                                      "(folders are walked as `run` walks them).\n"
+                                      "  --json FILE          also a JSON object a line per file in FILE (- : on\n"
+                                      "                       stdout, instead of the text): input, format, width,\n"
+                                      "                       height, channels, color, bits, palette, interlaced,\n"
+                                      "                       progressive, orientation, icc_bytes; a file that\n"
+                                      "                       fails: input, error\n";
 static const char *const USAGE_OPS = "usage: tilestream ops\nList every op with its parameters and defaults.\n";
 
 void cli_usage(const char *command)

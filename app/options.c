@@ -59,7 +59,7 @@ static const opt_def OPTIONS[] = {
     { "report-lines", required_argument, O_REPORT_LINES, C_RUN },
     { "trace", required_argument, O_TRACE, C_RUN },
     { "timeline", required_argument, O_TIMELINE, C_RUN },
-    { "json", required_argument, O_JSON, C_BENCH },
+    { "json", required_argument, O_JSON, C_BENCH | C_INFO },
     { "diff-out", required_argument, O_DIFF_OUT, C_COMPARE },
     { "html", required_argument, O_HTML, C_COMPARE },
     { "only", required_argument, O_ONLY, C_BENCH },

@@ -21,7 +21,7 @@ contains "$work/err.txt" "did you mean '--quality'"
 expect_rc 2 "misspelt command" "$ts" rn "$pats" -o "$work/x"
 contains "$work/err.txt" "did you mean 'run'"
 expect_rc 2 "another command's option" "$ts" run "$pats" -o "$work/j" --json "$work/j.json"
-contains "$work/err.txt" "--json is an option of bench"
+contains "$work/err.txt" "--json is an option of bench and info"
 check "nothing written for another command's option" test ! -e "$work/j" -a ! -e "$work/j.json"
 expect_rc 2 "bench takes no --ops" "$ts" bench cpu --ops gauss
 contains "$work/err.txt" "--ops is an option of run and compare"
@@ -121,6 +121,17 @@ cp "$pats/checker-512.png" "$work/names/$(printf 'tab\tquote".png')"
 cp "$pats/checker-512.png" "$work/names/café-utf8.png"
 expect_rc 0 "report on odd names" "$ts" run "$work/names" -o "$work/names-out" --device cpu -q --report "$work/r.json"
 check "report is valid JSON" "$json_check" "$work/r.json"
+
+# --- info --json: a JSON line per file, a failed one with its error; "-" puts them on stdout alone
+expect_rc 1 "info --json" "$ts" info --json "$work/info.jsonl" "$pats/checker-512.png" "$src/tests/data/jpeg/orient6.jpg" \
+    "$src/tests/data/bad/text.png"
+check "info --json lines are JSON" "$json_check" --lines "$work/info.jsonl"
+[ "$(wc -l <"$work/info.jsonl")" = 3 ] || fail "info --json: $(wc -l <"$work/info.jsonl") lines for 3 files"
+contains "$work/info.jsonl" '"orientation": 6'
+contains "$work/info.jsonl" '"error": ".*text.png: not a PNG or JPEG image"'
+contains "$work/out.txt" "orientation 6 (rot90 cw)"
+expect_rc 0 "info --json -" "$ts" info --json - "$pats/checker-512.png"
+check "info --json - prints JSON alone" "$json_check" --lines "$work/out.txt"
 contains "$work/r.json" 'caf\\udce9.png'   # surrogateescape: the byte 0xe9 itself
 contains "$work/r.json" 'café-utf8.png'
 contains "$work/r.json" '"decode_s"'
