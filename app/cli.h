@@ -64,6 +64,10 @@ int cmd_compare(cli_opts *o);
 
 void cli_usage(const char *command);  /* help text for one command, or all */
 
+/* The files command writes besides its images (--report, --json, ...): 1
+ * when each may be written, else the reason on stderr and 0 (written.c). */
+int cli_check_written_files(const char *command, const cli_opts *o);
+
 /* The nearest of the candidates to word if it is close enough to be a
  * likely misspelling, else NULL (app/suggest.c). */
 const char *cli_nearest(const char *word, const char *const *cands, int ncands);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* The first SIGINT or SIGTERM asks for a clean stop: the images in flight
@@ -266,38 +265,6 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
 
 /* ------------------------------------------------------------ checks */
 
-/* A file the run will write at the end (--report, --trace, --timeline):
- * check now, before any image is decoded, that it can be. */
-static int check_writable_file(const char *option, const char *path)
-{
-    struct stat sb;
-    char dir[4096];
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "tilestream run: %s %s: is a folder\n", option, path);
-        return 0;
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
-    /* written to a temporary beside it and renamed: the folder must be writable */
-    errno = 0;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        fprintf(stderr, "tilestream run: %s %s: cannot write in %s: %s\n", option, path, dir,
-                errno ? strerror(errno) : "not a folder");
-        return 0;
-    }
-    return 1;
-}
-
-static int check_outputs(const cli_opts *o)
-{
-    return (!o->report || check_writable_file("--report", o->report)) &&
-           (!o->trace || check_writable_file("--trace", o->trace)) &&
-           (!o->timeline || check_writable_file("--timeline", o->timeline));
-}
-
 /* Options that cannot change this run: a warning that names why, rather
  * than silence (the run still goes ahead). */
 static void warn_unused_options(const cli_opts *o)
@@ -441,7 +408,6 @@ int cmd_run(cli_opts *o)
         fprintf(stderr, "tilestream run: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    if (!check_outputs(o)) return EXIT_USAGE;
     if (!o->quiet) warn_unused_options(o);
     progress p = { .o = o, .tty = isatty(2), .t0 = ts_now() };
     if (o->report_lines && !o->dry_run && !(p.lines = fopen(o->report_lines, "w"))) {

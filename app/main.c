@@ -157,7 +157,7 @@ int main(int argc, char **argv)
         cli_opts o;
         int help = 0, rc = cli_parse(argc, argv, 2, cmd, &o, &help);
         if (rc == 0 && help == 1) cli_usage(cmd);
-        else if (rc == 0 && help == 0) rc = run_command[i](&o);
+        else if (rc == 0 && help == 0) rc = cli_check_written_files(cmd, &o) ? run_command[i](&o) : EXIT_USAGE;
         free(o.inputs);
         free(o.files_buf);
         free(o.ops_buf);

@@ -115,6 +115,26 @@ contains "$work/err.txt" "EXIF block does not parse"
 expect_rc 0 "a sound EXIF block" "$ts" run "$src/tests/data/jpeg/orient6.jpg" -o "$work/gx" --device cpu -q
 grep -qa "Exif" "$work/gx/orient6.jpg" || fail "a sound EXIF block was not copied"
 
+# --- a file named for a report, trace, timeline or --json that holds something else (a photo typed in the
+# wrong place: `--report a.jpg b.jpg`) is not replaced: refused before any work, the file untouched
+cp "$src/tests/data/jpeg/orient6.jpg" "$work/keep.jpg"
+expect_rc 2 "--report naming a photo" "$ts" run --report "$work/keep.jpg" "$pats/checker-512.png" -o "$work/kr" --device cpu -q
+contains "$work/err.txt" "--report $work/keep.jpg: exists and is not JSON, so it is not replaced"
+cmp -s "$work/keep.jpg" "$src/tests/data/jpeg/orient6.jpg" || fail "--report replaced a photo"
+[ ! -e "$work/kr" ] || fail "--report naming a photo: the run went ahead"
+for opt in --report-lines --trace; do
+    expect_rc 2 "$opt naming a photo" "$ts" run "$opt" "$work/keep.jpg" "$pats/checker-512.png" -o "$work/kr" --device cpu -q
+    contains "$work/err.txt" "exists and is not JSON"
+done
+expect_rc 2 "--timeline naming a photo" "$ts" run --timeline "$work/keep.jpg" "$pats/checker-512.png" -o "$work/kr" --device cpu -q
+contains "$work/err.txt" "exists and is not an SVG picture"
+expect_rc 2 "info --json naming a photo" "$ts" info --json "$work/keep.jpg" "$pats/checker-512.png"
+cmp -s "$work/keep.jpg" "$src/tests/data/jpeg/orient6.jpg" || fail "a written file replaced a photo"
+# an earlier report is replaced, as a rerun expects
+expect_rc 0 "a report" "$ts" run --report "$work/again.json" "$pats/checker-512.png" -o "$work/ka" --device cpu -q
+expect_rc 0 "the same report again" "$ts" run --report "$work/again.json" "$pats/checker-512.png" -o "$work/ka" --device cpu -q
+expect_rc 0 "info --json over an earlier one" "$ts" info --json "$work/again.json" "$pats/checker-512.png"
+
 # --- an ICC profile libpng rejects (its header's length 4 bytes over the data): the PNG is written
 # without it, and run says so on stderr and in the report
 cp "$src/tests/data/jpeg/icc.jpg" "$work/badicc.jpg"
