@@ -38,8 +38,9 @@ static int check_file(const char *command, const char *option, const char *path,
             fprintf(stderr, "tilestream %s: %s %s: is a folder\n", command, option, path);
             return 0;
         }
-        int c = S_ISREG(sb.st_mode) && sb.st_size > 0 ? first_byte(path) : -1;
-        if (!S_ISREG(sb.st_mode) || (sb.st_size > 0 && (c < 0 || !strchr(firsts, c)))) {
+        if (!S_ISREG(sb.st_mode)) return 1;   /* a pipe or a device (/dev/stdout): writing replaces nothing */
+        int c = sb.st_size > 0 ? first_byte(path) : -1;
+        if (sb.st_size > 0 && (c < 0 || !strchr(firsts, c))) {
             fprintf(stderr, "tilestream %s: %s %s: exists and is not %s, so it is not replaced (name a new file, "
                             "or remove it first)\n", command, option, path, what);
             return 0;

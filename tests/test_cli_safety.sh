@@ -134,6 +134,9 @@ cmp -s "$work/keep.jpg" "$src/tests/data/jpeg/orient6.jpg" || fail "a written fi
 expect_rc 0 "a report" "$ts" run --report "$work/again.json" "$pats/checker-512.png" -o "$work/ka" --device cpu -q
 expect_rc 0 "the same report again" "$ts" run --report "$work/again.json" "$pats/checker-512.png" -o "$work/ka" --device cpu -q
 expect_rc 0 "info --json over an earlier one" "$ts" info --json "$work/again.json" "$pats/checker-512.png"
+# a pipe or a device is not a file to keep: --report-lines /dev/stdout streams the lines
+expect_rc 0 "--report-lines /dev/stdout" "$ts" run --report-lines /dev/stdout "$pats/checker-512.png" -o "$work/kd" --device cpu -q
+contains "$work/out.txt" '"status": "ok"'
 
 # --- an ICC profile libpng rejects (its header's length 4 bytes over the data): the PNG is written
 # without it, and run says so on stderr and in the report
