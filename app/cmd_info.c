@@ -36,18 +36,19 @@ int cmd_info(cli_opts *o)
         fprintf(stderr, "tilestream info: no files (see `tilestream info --help`)\n");
         return EXIT_USAGE;
     }
-    /* --json FILE: a line per file there; "-": on stdout, instead of the text */
-    const int json_out = o->json && !strcmp(o->json, "-");
-    FILE *json = json_out ? stdout : o->json ? fopen(o->json, "w") : NULL;
-    if (o->json && !json) {
-        fprintf(stderr, "tilestream info: cannot write %s: %s\n", o->json, strerror(errno));
-        return EXIT_USAGE;
-    }
     /* folders are walked as `run` walks them */
     ts_input_list files = { 0 };
     ts_err walk_err = { 0 };
     if (ts_inputs_collect((const char *const *)o->inputs, o->n_inputs, NULL, &files, &walk_err) != TS_OK) {
         fprintf(stderr, "tilestream info: %s\n", walk_err.msg);
+        return EXIT_USAGE;
+    }
+    /* --json FILE: a line per file there; "-": on stdout, instead of the text */
+    const int json_out = o->json && !strcmp(o->json, "-");
+    FILE *json = json_out ? stdout : o->json ? fopen(o->json, "w") : NULL;
+    if (o->json && !json) {
+        fprintf(stderr, "tilestream info: cannot write %s: %s\n", o->json, strerror(errno));
+        ts_inputs_free(&files);
         return EXIT_USAGE;
     }
     for (int i = 0; i < files.n; i++) {
