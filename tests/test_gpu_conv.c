@@ -72,9 +72,9 @@ typedef struct conv_family {
     tsk_op (*walk_region_op)(int i);
     tsk_op (*walk_fraction_op)(void);
     /* test_walks_agree: the walk versions that make the same sums in the
-     * same order (column walk, warp walk at 4 and at 2 pixels a lane, lean), on
-     * walk cases 0 .. walks_cases - 1 (those of 3 and 5 taps) */
-    int walks[4], walks_cases;
+     * same order (column walk; warp walk at 4 and 2 pixels a lane, lean, in
+     * one wave), on walk cases 0 .. walks_cases - 1 (those of 3 and 5 taps) */
+    int walks[5], walks_cases;
     void (*large)(conv_case cases[LARGE_CASES]);
     void (*stream_ops)(tsk_op ops[STREAM_OPS]);
     /* test_errors: a valid op, two invalid changes of it, and which axis a
@@ -201,7 +201,7 @@ static void sep_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_sep = {
     "sep", TSK_CONV_SEP, sep_small, sep_region, sep_medium, sep_misaligned,
-    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, { 8, 9, 10, 11 }, 10, sep_large, sep_stream_ops,
+    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, { 8, 9, 10, 11, 12 }, 10, sep_large, sep_stream_ops,
     sep_error_op, sep_break, 0, sep_timing, sep_f32_tol, sep_describe,
 };
 
@@ -318,7 +318,7 @@ static void c2d_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_2d = {
     "2d", TSK_CONV_2D, c2d_small, c2d_region, c2d_medium, c2d_misaligned,
-    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, { 7, 8, 9, 10 }, 30, c2d_large, c2d_stream_ops,
+    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, { 7, 8, 9, 10, 11 }, 30, c2d_large, c2d_stream_ops,
     c2d_error_op, c2d_break, 1, c2d_timing, c2d_f32_tol, c2d_describe,
 };
 
@@ -409,6 +409,12 @@ static void test_rgba8_walk(void)
         tsk_op op = fam->walk_region_op(i);
         check_case(&op, 600, 300, 4, TS_U8, regions[i], 0, "rgba8 walk region");
     }
+    /* 3 taps on a region whose source view, in an allocation of its own
+     * (aligned rows, as an engine tile's), starts an odd number of pixels
+     * left of the destination's strips: each lane's load must still be
+     * aligned, or go pixel by pixel */
+    tsk_op odd = fam->walk_region_op(0);
+    check_case(&odd, 600, 300, 4, TS_U8, (ts_rect){ 3, 7, 257, 129 }, 0, "rgba8 walk, source an odd pixel off");
     tsk_op frac = fam->walk_fraction_op();
     check_case(&frac, 70, 50, 4, TS_U8, whole(70, 50), 0, "rgba8 walk fractional border");
 }
@@ -425,7 +431,7 @@ static void test_walks_agree(void)
     ts_view src = timg_to_device(&img);
     for (int k = 0; k < fam->walks_cases; k++) {
         tsk_op op = fam->walk_op(k, 77.0f);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < (int)(sizeof fam->walks / sizeof fam->walks[0]); i++) {
             if (!gc_version_wanted(fam->walks[i])) continue;
             ts_view out = timg_device_poisoned(&img);
             tsk_launch l = { 0, fam->walks[i], TS_PATH_GLOBAL, 0 };

@@ -36,9 +36,10 @@
  *   v9  v8 with 2 pixels a lane (8-byte loads and stores, strips 60 wide):
  *       half the ring's registers, so more warps an SM to hide latency,
  *       for twice the shuffles per pixel. The same sums: v8's bytes.
- *   v10 v9, lean (conv_common.cuh, ww_walk): a grid of one wave, each
- *       strip as tall as that makes it, and inside the image row
- *       addresses stepped by the pitch. v9's bytes.
+ *   v10 v9, lean (conv_common.cuh, ww_walk): inside the image the row
+ *       addresses are stepped by the pitch. v9's bytes.
+ *   v11 v10 in a grid of one wave, each strip as tall as that makes it.
+ *       v9's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -69,16 +70,17 @@ struct c2d_args {
  * name, how it runs, fused multiply-add, fast loads and stores, outputs per
  * thread in units of K, tile rows. */
 static constexpr conv_version c2d_versions[] = {
-    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false },
-    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false },
-    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false },
-    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32, 0, false },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false },
-    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32, 0, false },
-    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0, 0, false },
-    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0, 4, false },
-    { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2, false },
-    { "v10 v9 in one wave of tall strips, row addresses stepped (else v7)", CONV_WARP, true, true, 0, 0, 2, true },
+    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false },
+    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false },
+    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false },
+    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32, 0, false, false },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false },
+    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32, 0, false, false },
+    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false },
+    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0, 4, false, false },
+    { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2, false, false },
+    { "v10 v9 with row addresses stepped inside the image (else v7)", CONV_WARP, true, true, 0, 0, 2, true, false },
+    { "v11 v10 in one wave of tall strips (else v7)", CONV_WARP, true, true, 0, 0, 2, true, true },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -355,37 +357,38 @@ __global__ void __launch_bounds__(WW_THREADS, P == 2 ? 6 : N <= 3 ? 4 : 3)
 }
 
 template <int N, int D, bool ABS, int P, bool LEAN>
-static void c2d_warp_launch(const c2d_args &a, const c2d_walk_taps<N> &k, uint32_t border_px, cudaStream_t s)
+static void c2d_warp_launch(const c2d_args &a, const c2d_walk_taps<N> &k, uint32_t border_px, bool wave, cudaStream_t s)
 {
-    const int rows = LEAN ? ww_wave_rows<P>(a.io, ww_blocks_per_sm<c2d_warp<N, D, ABS, P, LEAN>>()) : WW_ROWS;
+    const int rows = wave ? ww_wave_rows<P>(a.io, ww_blocks_per_sm<c2d_warp<N, D, ABS, P, LEAN>>()) : WW_ROWS;
     c2d_warp<N, D, ABS, P, LEAN><<<ww_grid<P>(a.io, rows), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io), rows);
 }
 
 template <int N, int D, int P, bool LEAN>
-static ts_status c2d_warp_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+static ts_status c2d_warp_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, bool wave, cudaStream_t s,
+                             ts_err *err)
 {
     c2d_walk_taps<N> k;
     for (int i = 0; i < N * N; i++) k.k[i] = op->u.conv2d.k[i] / 255.0f;
     k.bias = a.bias;
     if (a.mode == TSK_CONV_ABS)
-        c2d_warp_launch<N, D, true, P, LEAN>(a, k, border_px, s);
+        c2d_warp_launch<N, D, true, P, LEAN>(a, k, border_px, wave, s);
     else
-        c2d_warp_launch<N, D, false, P, LEAN>(a, k, border_px, s);
+        c2d_warp_launch<N, D, false, P, LEAN>(a, k, border_px, wave, s);
     return TSK_LAUNCH_CHECK("2-D convolution (warp walk)", err);
 }
 
 /* The warp walk of N x N taps as version v's row says: v8 (4 pixels a
- * lane), v9 (2) or v10 (2, lean). */
+ * lane), v9 (2), v10 (2, lean) or v11 (2, lean, one wave). */
 template <int N>
 static ts_status c2d_warp_of(const c2d_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                              cudaStream_t s, ts_err *err)
 {
-    if (v.lane_px == 4) return c2d_warp_go<N, N, 4, false>(a, op, border_px, s, err);
-    return v.lean ? c2d_warp_go<N, N, 2, true>(a, op, border_px, s, err)
-                  : c2d_warp_go<N, N, 2, false>(a, op, border_px, s, err);
+    if (v.lane_px == 4) return c2d_warp_go<N, N, 4, false>(a, op, border_px, v.wave, s, err);
+    return v.lean ? c2d_warp_go<N, N, 2, true>(a, op, border_px, v.wave, s, err)
+                  : c2d_warp_go<N, N, 2, false>(a, op, border_px, v.wave, s, err);
 }
 
-/* v8, v9 or v10 for the RGBA8 views conv_walk lets through, when it takes
+/* v8..v11 for the RGBA8 views conv_walk lets through, when it takes
  * the op (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and the status;
  * otherwise *done stays 0 and the caller tries v7. */
 static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,

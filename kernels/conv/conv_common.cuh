@@ -623,13 +623,13 @@ static __device__ __forceinline__ void cw_walk(const conv_io &io, uint32_t borde
  * by pixel. Two pixels a lane halve the registers a ring takes (16 N to
  * 8 N), so twice the warps fit an SM; four halve the shuffles per pixel.
  *
- * LEAN (separable v11, 2-D v10) cuts what a row costs besides its sums and
- * what a launch loses to its last wave: the grid is one wave of blocks
- * (ww_wave_rows), so a strip is as tall as that makes it and the blocks of
- * a second, partial wave do not wait for the first; and where a strip's
- * rows all lie inside the image, its load and store addresses are stepped
- * by a pitch per row instead of mapped through the border and multiplied
- * out (the bytes are the same). */
+ * LEAN (separable v11 and v12, 2-D v10 and v11) cuts what a row costs
+ * besides its sums: where a strip's rows all lie inside the image, its
+ * load and store addresses are stepped by a pitch per row instead of
+ * mapped through the border and multiplied out (the bytes are the same).
+ * A version may also size its grid to one wave of blocks (ww_wave_rows):
+ * strips as tall as that makes them, less halo, no partial last wave, but
+ * also no blocks left to hand to an SM that finishes early. */
 enum { WW_WARPS = 4, WW_THREADS = 32 * WW_WARPS, WW_ROWS = 64, WW_MIN_ROWS = 8 };
 
 /* The output columns of a warp's strip, at P pixels a lane. */
@@ -644,7 +644,7 @@ static inline dim3 ww_grid(const conv_io &io, int rows)
     return dim3((unsigned)((io.dw + strip - 1) / strip), (unsigned)((io.dh + rows - 1) / rows));
 }
 
-/* LEAN's strip height: the fewest rows (at least WW_MIN_ROWS) for which
+/* A one-wave grid's strip height: the fewest rows (at least WW_MIN_ROWS) for which
  * the grid is at most one wave, blocks_per_sm blocks on every SM of the
  * current device. A smaller grid leaves SMs idle, a larger one a partial
  * last wave; within one wave the taller the strip the smaller its halo's
@@ -911,7 +911,8 @@ struct conv_version {
     int px;      /* CONV_TILED: outputs per thread in units of conv_k (0: one output) */
     int rows;    /* CONV_TILED: tile rows before halving to fit (0: 8 per output of a thread) */
     int lane_px; /* CONV_WARP: pixels a lane (ww_walk's P: 4 or 2) */
-    bool lean;   /* CONV_WARP: ww_walk's LEAN (one wave of blocks, row addresses stepped) */
+    bool lean;   /* CONV_WARP: ww_walk's LEAN (row addresses stepped inside the image) */
+    bool wave;   /* CONV_WARP: a grid of one wave, strips as tall as that makes them (else WW_ROWS) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of
@@ -945,7 +946,7 @@ struct conv_table<F, std::index_sequence<I...>> {
  *   walk(a, op, border_px, s, done, err)   the column walk, for the ops it
  *                                          takes (*done = 1); else nothing
  *   warp(a, op, border_px, v, s, done, err)  the warp walk as version v's
- *                                          row says (lane_px, lean), likewise
+ *                                          row says (lane_px, lean, wave), likewise
  * Versions are picked the same way in both: the launch's (or the
  * default), then v3 when a view is not aligned to whole pixels for a fast
  * version; for a warp-walk version the warp walk when it takes the op,

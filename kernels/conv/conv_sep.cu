@@ -46,10 +46,12 @@
  *   v10 v9 with 2 pixels a lane (8-byte loads and stores, strips 60 wide):
  *       half the ring's registers, so more warps an SM to hide latency,
  *       for twice the shuffles per pixel. The same sums: v9's bytes.
- *   v11 v10, lean (conv_common.cuh, ww_walk): a grid of one wave, each
- *       strip as tall as that makes it (less halo, no partial last wave),
- *       and inside the image row addresses stepped by the pitch, not
- *       mapped through the border per row. v10's bytes.
+ *   v11 v10, lean (conv_common.cuh, ww_walk): inside the image the row
+ *       addresses are stepped by the pitch, not mapped through the border
+ *       and multiplied out per row. v10's bytes.
+ *   v12 v11 in a grid of one wave, each strip as tall as that makes it
+ *       (less halo, no partial last wave, but idle SMs at the end). v10's
+ *       bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -82,17 +84,18 @@ struct sep_args {
  * thread in units of K or (warp walk) pixels a lane, tile rows (v7: 8 per
  * output of a thread, 16 K). */
 static constexpr conv_version sep_versions[] = {
-    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false },
-    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false },
-    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false },
-    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0, false },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false },
-    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0, false },
-    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0, false },
-    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0, false },
-    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4, false },
-    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2, false },
-    { "v11 v10 in one wave of tall strips, row addresses stepped (else v8)", CONV_WARP, true, true, 0, 0, 2, true },
+    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false },
+    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false },
+    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false },
+    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0, false, false },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false },
+    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0, false, false },
+    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0, false, false },
+    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false },
+    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4, false, false },
+    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2, false, false },
+    { "v11 v10 with row addresses stepped inside the image (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false },
+    { "v12 v11 in one wave of tall strips (else v8)", CONV_WARP, true, true, 0, 0, 2, true, true },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -376,30 +379,31 @@ __global__ void __launch_bounds__(WW_THREADS, P == 2 ? 6 : N <= 3 ? 4 : 3)
 }
 
 template <int N, int D, int P, bool LEAN>
-static ts_status sep_warp_go(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+static ts_status sep_warp_go(const sep_args &a, const tsk_op *op, uint32_t border_px, bool wave, cudaStream_t s,
+                             ts_err *err)
 {
     sep_walk_taps<N> k;
     for (int i = 0; i < N; i++) {
         k.kx[i] = op->u.sep.kx[i] / 255.0f;
         k.ky[i] = op->u.sep.ky[i];
     }
-    const int rows = LEAN ? ww_wave_rows<P>(a.io, ww_blocks_per_sm<sep_warp<N, D, P, LEAN>>()) : WW_ROWS;
+    const int rows = wave ? ww_wave_rows<P>(a.io, ww_blocks_per_sm<sep_warp<N, D, P, LEAN>>()) : WW_ROWS;
     sep_warp<N, D, P, LEAN><<<ww_grid<P>(a.io, rows), WW_THREADS, 0, s>>>(a.io, k, border_px, ww_align(a.io), rows);
     return TSK_LAUNCH_CHECK("separable convolution (warp walk)", err);
 }
 
 /* The warp walk of N taps as version v's row says: v9 (4 pixels a
- * lane), v10 (2) or v11 (2, lean). */
+ * lane), v10 (2), v11 (2, lean) or v12 (2, lean, one wave). */
 template <int N>
 static ts_status sep_warp_of(const sep_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                              cudaStream_t s, ts_err *err)
 {
-    if (v.lane_px == 4) return sep_warp_go<N, N, 4, false>(a, op, border_px, s, err);
-    return v.lean ? sep_warp_go<N, N, 2, true>(a, op, border_px, s, err)
-                  : sep_warp_go<N, N, 2, false>(a, op, border_px, s, err);
+    if (v.lane_px == 4) return sep_warp_go<N, N, 4, false>(a, op, border_px, v.wave, s, err);
+    return v.lean ? sep_warp_go<N, N, 2, true>(a, op, border_px, v.wave, s, err)
+                  : sep_warp_go<N, N, 2, false>(a, op, border_px, v.wave, s, err);
 }
 
-/* v9, v10 or v11 for the RGBA8 views conv_walk lets through, when it
+/* v9..v12 for the RGBA8 views conv_walk lets through, when it
  * takes the op (gauss or box: centre weight 0, conv weight 1; nx = ny in
  * 3..5): *done = 1 and the status; otherwise *done stays 0 and the caller
  * tries v8. */

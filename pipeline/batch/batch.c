@@ -317,13 +317,17 @@ static int admit(batch *b, int i)
  * decode. No further ahead of the engines than they take in flight:
  * images decoded earlier only wait, fill the budget and leave outputs in
  * pageable memory, whose copies are slow (docs/measurements/batch.md). */
+enum { TS_EARLY_PER_WORKER = 3 };
+
 static int room_to_decode(batch *b)
 {
     if (b->gpu && b->decoded.tail - b->decoded.head >= b->decode_ahead) return 0;
-    /* Before the GPU is there, as many as the workers can move into pinned
-     * memory at once when it comes, and no more: the pinned pool would
-     * have to pin room for all of them at once (docs/BATCH.md). */
-    if (!b->gpu && b->mode == RUN_GPU && b->early.tail - b->early.head >= b->nworkers) return 0;
+    /* --device gpu, before the engines are up: TS_EARLY_PER_WORKER images a
+     * worker (the budget still bounds their bytes), so that the workers keep
+     * decoding through the engines' start instead of waiting on it with one
+     * image each; the pinned pool pins room for all of them when the engines
+     * come (docs/BATCH.md). */
+    if (!b->gpu && b->mode == RUN_GPU && b->early.tail - b->early.head >= TS_EARLY_PER_WORKER * b->nworkers) return 0;
     /* --device auto, the GPU's engines up and only nvJPEG's set-up left (a
      * few tenths of a second): an image begun on the CPU now would end
      * after the GPU could have done it, and keep a core from the GPU's
