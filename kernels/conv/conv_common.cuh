@@ -913,6 +913,8 @@ struct conv_version {
     int lane_px; /* CONV_WARP: pixels a lane (ww_walk's P: 4 or 2) */
     bool lean;   /* CONV_WARP: ww_walk's LEAN (row addresses stepped inside the image) */
     bool wave;   /* CONV_WARP: a grid of one wave, strips as tall as that makes them (else WW_ROWS) */
+    int mma;     /* CONV_WARP: the tensor cores from this many taps on, where the family has them
+                  * for the op (0: never); else the warp walk */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

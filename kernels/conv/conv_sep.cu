@@ -52,6 +52,12 @@
  *   v12 v11 in a grid of one wave, each strip as tall as that makes it
  *       (less halo, no partial last wave, but idle SMs at the end). v10's
  *       bytes.
+ *   v13 the row and column sums as matrix products on the tensor cores
+ *       (sep_mma.cuh): taps and row sums rounded to half, sums in float,
+ *       within 1 of the reference as the fma versions. RGBA8 gauss and box
+ *       with N x N taps, N <= 15, absolute tap sums at most 1, compute
+ *       capability 8.0 on; everything else runs as v11.
+ *   v14 v13 from 7 taps on, v11 below: each where it is the faster.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -62,6 +68,8 @@
  * predictions and the measured times of each: docs/PERFORMANCE.md
  * ("Separable convolution"). */
 #include "conv_common.cuh"
+
+#include <cuda_fp16.h>
 
 /* Taps of one slot; unused taps are zero so that equal banks compare equal. */
 struct sep_bank {
@@ -84,18 +92,20 @@ struct sep_args {
  * thread in units of K or (warp walk) pixels a lane, tile rows (v7: 8 per
  * output of a thread, 16 K). */
 static constexpr conv_version sep_versions[] = {
-    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false },
-    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false },
-    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false },
-    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0, false, false },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false },
-    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0, false, false },
-    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0, false, false },
-    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false },
-    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4, false, false },
-    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2, false, false },
-    { "v11 v10 with row addresses stepped inside the image (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false },
-    { "v12 v11 in one wave of tall strips (else v8)", CONV_WARP, true, true, 0, 0, 2, true, true },
+    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false, 0 },
+    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false, 0 },
+    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false, 0 },
+    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0, false, false, 0 },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false, 0 },
+    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0, false, false, 0 },
+    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0, false, false, 0 },
+    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false, 0 },
+    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4, false, false, 0 },
+    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2, false, false, 0 },
+    { "v11 v10 with row addresses stepped inside the image (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 0 },
+    { "v12 v11 in one wave of tall strips (else v8)", CONV_WARP, true, true, 0, 0, 2, true, true, 0 },
+    { "v13 tensor cores, half taps, float sums (RGBA8 NxN gauss/box N<=15, else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3 },
+    { "v14 v13 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7 },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -335,6 +345,9 @@ static ts_status sep_walk_version(const sep_args &a, const tsk_op *op, uint32_t 
     }
 }
 
+/* ------------------------------------------ v13: tensor cores, RGBA8 */
+#include "sep_mma.cuh"
+
 /* ------------------------------------------- v9, v10: warp walk, RGBA8
  * conv_common.cuh's warp walk, P pixels a lane (v9 4, v10 2). Per row a
  * lane makes the row sums of its P pixels x 4 channels from the window (kx
@@ -412,6 +425,10 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
 {
     if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
         return TS_OK;
+    if (v.mma && a.nx >= v.mma) {
+        const ts_status st = sep_mma_version(a, op, border_px, s, done, err);
+        if (*done) return st;
+    }
     *done = 1;
     switch (a.nx) {
     case 3: return sep_warp_of<3>(a, op, border_px, v, s, err);
@@ -459,9 +476,10 @@ struct sep_family {
     static constexpr const conv_version *versions = sep_versions;
     static constexpr int count = (int)(sizeof sep_versions / sizeof sep_versions[0]);
     /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
-     * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"); cases
-     * it does not take run v8, then v4 */
-    static constexpr int default_version = 11;
+     * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"): the
+     * tensor cores from 7 taps on, the lean warp walk below; cases neither
+     * takes run v8, then v4 */
+    static constexpr int default_version = 14;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
     static constexpr auto check = sep_check;
     static constexpr auto upload = sep_upload;

@@ -1,0 +1,372 @@
+/* sep_mma.cuh - separable v13: the row sums and the column sums as matrix
+ * products on the tensor cores (RGBA8 gauss and box, N x N taps, N <= 15).
+ * Included by conv_sep.cu, whose sep_warp_version launches it.
+ *
+ * Why: the walks issue one fma per tap per channel value in the
+ * reference's order, and at 5 to 15 taps those fma and what feeds them
+ * fill the SMs' issue slots (docs/PERFORMANCE.md, "Separable convolution").
+ * A tensor core instruction makes 2048 multiply-adds; here each makes the
+ * sums of one channel pair over a 16 x 8 block, so the SM issues a few
+ * instructions per pixel besides the loads and stores.
+ *
+ * The shape. A block of SM_WARPS warps owns an output tile SM_TW = 64
+ * pixels wide and SM_TH = 32 rows tall; warp w its 8 columns 8 w .. 8 w + 7.
+ * 1. The block loads its input tile (the tile, R rows above and below, R4
+ *    columns left and what the last warp's window needs right; border
+ *    mapped as everywhere) once into shared memory as two planes of
+ *    half2: plane 0 holds channels 0 and 2 of each pixel, plane 1 channels 1
+ *    and 3, each value as the half 1024 + byte (one byte permute per plane
+ *    and pixel, no conversion: 0x64XX is 1024 + XX as a half).
+ * 2. Row sums, per row block of 8 input rows: D = A_h B, with B (16 x 8)
+ *    the rows' k16 chunk of 8 pixels x 2 channels, read by ldmatrix
+ *    (image rows as B's columns), and A_h (16 x 16) the taps as a banded
+ *    matrix: output slot m = (column m / 2, channel m % 2) takes input k =
+ *    (pixel k / 2, channel k % 2) with tap k / 2 - m / 2 + R - R4 where the
+ *    channels agree. The accumulator starts at -1024 * (sum of the taps) to
+ *    take out the 1024 of every input. KH k16 steps cover the window.
+ * 3. The fragment a row sum leaves in a lane (slot g, rows 2t and 2t + 1;
+ *    slot g + 8, the same rows) is, packed into half2, exactly the B
+ *    fragment of the column sums (rows 2t, 2t + 1 as k, slot g as n): the
+ *    column sums D = A_v H take the row sums from registers, with A_v (16 x
+ *    16) the vertical taps banded the same way, two k16 steps for 16
+ *    output rows (R <= 8), two m-blocks for the tile's 32 rows.
+ * 4. A lane then holds channels 0..3 of pixels (row g and g + 8, columns t
+ *    and t + 4) of each m-block: rounded as the walks do (.SAT, one fma
+ *    with 1.5 * 2^23), packed, stored where the region has them.
+ *
+ * Numbers: inputs are exact (whole numbers in 0..255 as halves), taps and
+ * row sums are rounded to half, products are exact and sums float (the
+ * tensor cores' accumulation). With sum |k| <= 1 each way, the taps' rounding
+ * moves a result by at most 255 * 2^-12 each way and the row sums' by
+ * 2^-4: under 0.2 in all, so a result is within 1 of the reference's, as
+ * the fma versions are (docs/NUMERICS.md). The launcher takes only taps
+ * whose absolute sums are at most 1 (gauss and box). */
+
+enum { SM_WARPS = 8, SM_THREADS = 32 * SM_WARPS, SM_TW = 8 * SM_WARPS, SM_TH = 32, SM_BLOCKS = 6, SM_ROWS_IN = 8 * SM_BLOCKS };
+
+/* The tile's shape for radius R (<= 8): R4 columns of halo on the left (a
+ * multiple of 4: ldmatrix rows are 16 bytes, 4 pixels); KH k16 steps of 8
+ * pixels for a window of 8 outputs; TWI pixels a row; PITCH words a plane
+ * row, = 4 (mod 8), so that the 8 rows of one ldmatrix hit 32 distinct
+ * banks. 48 rows: row blocks 0..3 feed output rows 0..15, 2..5 rows 16..31. */
+template <int R>
+struct sm_shape {
+    static_assert(R >= 1 && R <= 8, "the column sums' window is two k16 steps");
+    static constexpr int R4 = R <= 4 ? 4 : 8;
+    static constexpr int KH = (8 + R + R4 + 7) / 8;
+    static constexpr int TWI = SM_TW - 8 + 8 * KH;
+    static constexpr int CHUNKS = TWI / 4;
+    static constexpr int PITCH = TWI + 4;
+};
+
+static __device__ __forceinline__ void sm_mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* d = a b + (c, c, c, c) */
+static __device__ __forceinline__ void sm_mma_c(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, float c)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c));
+}
+
+static __device__ __forceinline__ void sm_ldmatrix_x4(uint32_t (&b)[4], const uint32_t *p)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                 : "r"(s)
+                 : "memory");
+}
+
+static __device__ __forceinline__ uint32_t sm_half2(float lo, float hi)
+{
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *(const uint32_t *)&h;
+}
+
+/* Tap i of taps (N of them) as a half's bits, 0 outside 0..N-1. */
+static __device__ __forceinline__ uint32_t sm_tap(const __half *taps, int i, int n)
+{
+    return i >= 0 && i < n ? (uint32_t)__half_as_ushort(taps[i]) : 0u;
+}
+
+/* A lane's part of a tile's input: its 4-pixel chunk (lane < CHUNKS) of
+ * rows warp, warp + SM_WARPS, ... as loaded, before conversion. */
+enum { SM_ROWS_PER_WARP = SM_ROWS_IN / SM_WARPS };
+struct sm_rows {
+    uint32_t w[SM_ROWS_PER_WARP][4];
+};
+
+/* Load the lane's chunks of the tile whose first column and row are tx0,
+ * ty0 (the prefetch of a tile ahead). */
+template <int R>
+static __device__ __forceinline__ void sm_load(const conv_io &io, uint32_t border_px, int vec, int tx0, int ty0,
+                                               sm_rows &pf)
+{
+    using S = sm_shape<R>;
+    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+    /* the columns and rows some output of the region reads: the source
+     * view holds these and no others */
+    const int nx0 = io.dx0 - R, nx1 = io.dx0 + io.dw + R, ny0 = io.dy0 - R, ny1 = io.dy0 + io.dh + R;
+    const int gx = tx0 + 4 * lane;
+    const bool mine = lane < S::CHUNKS;
+    /* most tiles: every row and column needed and inside the image, so
+     * rows are a pitch apart and no pixel goes through the border */
+    if (vec && tx0 >= max(0, nx0) && tx0 + S::TWI <= min(io.fw, nx1) && ty0 >= max(0, ny0) &&
+        ty0 + SM_ROWS_IN <= min(io.fh, ny1)) {
+        if (!mine) return;
+        const unsigned char *p = io.src + (ptrdiff_t)(ty0 + warp - io.sy0) * (ptrdiff_t)io.sp + (ptrdiff_t)(gx - io.sx0) * 4;
+#pragma unroll
+        for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
+            const uint4 v = __ldg((const uint4 *)(p + (ptrdiff_t)(SM_WARPS * i) * (ptrdiff_t)io.sp));
+            pf.w[i][0] = v.x; pf.w[i][1] = v.y; pf.w[i][2] = v.z; pf.w[i][3] = v.w;
+        }
+        return;
+    }
+    const bool whole = vec && gx >= 0 && gx >= nx0 && gx + 4 <= io.fw && gx + 4 <= nx1;
+    int cols[4];
+#pragma unroll
+    for (int p = 0; p < 4; p++) cols[p] = gx + p >= nx0 && gx + p < nx1 ? cw_col(io, gx + p, true) : -2;
+#pragma unroll
+    for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
+        const int gy = ty0 + warp + SM_WARPS * i;
+        const unsigned char *row = gy >= ny0 && gy < ny1 ? cw_row(io, gy) : (const unsigned char *)0;
+        const bool none = !mine || gy < ny0 || gy >= ny1;
+        if (!none && whole && row) {
+            const uint4 v = __ldg((const uint4 *)(row + (size_t)(gx - io.sx0) * 4));
+            pf.w[i][0] = v.x; pf.w[i][1] = v.y; pf.w[i][2] = v.z; pf.w[i][3] = v.w;
+        } else {
+#pragma unroll
+            for (int p = 0; p < 4; p++) pf.w[i][p] = none || cols[p] == -2 ? 0u : cw_load(row, cols[p], border_px);
+        }
+    }
+}
+
+/* The loaded chunks into the two half2 planes: channels 0 and 2 of a pixel
+ * as (1024 + byte) halves in plane 0, channels 1 and 3 in plane 1. */
+template <int R>
+static __device__ __forceinline__ void sm_put(uint32_t (*planes)[SM_ROWS_IN][sm_shape<R>::PITCH], const sm_rows &pf)
+{
+    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+    if (lane >= sm_shape<R>::CHUNKS) return;
+#pragma unroll
+    for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
+        const uint32_t *w = pf.w[i];
+        uint4 lo, hi;
+        lo.x = __byte_perm(w[0], 0x64646464u, 0x4240u); hi.x = __byte_perm(w[0], 0x64646464u, 0x4341u);
+        lo.y = __byte_perm(w[1], 0x64646464u, 0x4240u); hi.y = __byte_perm(w[1], 0x64646464u, 0x4341u);
+        lo.z = __byte_perm(w[2], 0x64646464u, 0x4240u); hi.z = __byte_perm(w[2], 0x64646464u, 0x4341u);
+        lo.w = __byte_perm(w[3], 0x64646464u, 0x4240u); hi.w = __byte_perm(w[3], 0x64646464u, 0x4341u);
+        const int r = warp + SM_WARPS * i;
+        *(uint4 *)&planes[0][r][4 * lane] = lo;
+        *(uint4 *)&planes[1][r][4 * lane] = hi;
+    }
+}
+
+/* Each block walks tiles blockIdx.x, + gridDim.x, ... (row by row of
+ * tiles_x): the tap matrices are built once per block, and each tile's
+ * loads are issued while the tile before is summed. */
+template <int N>
+__global__ void __launch_bounds__(SM_THREADS, 2)
+    sep_mma(conv_io io, sep_walk_taps<N> k, uint32_t border_px, float h_offset, int vec, int ax0, int ay0, int tiles_x,
+            int tiles)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int R = (N - 1) / 2;
+    using S = sm_shape<R>;
+    __shared__ __align__(16) uint32_t planes[2][SM_ROWS_IN][S::PITCH];
+    __shared__ __half taps[2][16];
+    int tile = (int)blockIdx.x;
+    if (tile >= tiles) return;
+
+    if (threadIdx.x < 16) {
+        __half x = __float2half_rn(0.0f), y = x;
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            if ((int)threadIdx.x == i) {
+                x = __float2half_rn(k.kx[i]);
+                y = __float2half_rn(k.ky[i]);
+            }
+        taps[0][threadIdx.x] = x;
+        taps[1][threadIdx.x] = y;
+    }
+    sm_rows pf;
+    {
+        const int X0 = ax0 + (tile % tiles_x) * SM_TW, Y0 = ay0 + (tile / tiles_x) * SM_TH;
+        sm_load<R>(io, border_px, vec, X0 - S::R4, Y0 - R, pf);
+    }
+    __syncthreads();
+
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = (int)threadIdx.x >> 5;
+    /* the banded tap matrices as A fragments: element (m, kk) of a[s] at
+     * m = g + 8 (i & 1), kk = 16 s + 2 t + 8 (i >> 1) + e */
+    uint32_t ah[S::KH][4], av[2][4];
+#pragma unroll
+    for (int s = 0; s < S::KH; s++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int m = g + 8 * (i & 1), kk = 16 * s + 2 * t + 8 * (i >> 1);
+            /* kk is even: its element e is channel e of pixel kk / 2, which
+             * output slot m takes only for its own channel m & 1 */
+            const int tap = kk / 2 - m / 2 + R - S::R4;
+            ah[s][i] = (m & 1) ? sm_tap(taps[0], tap, N) << 16 : sm_tap(taps[0], tap, N);
+        }
+#pragma unroll
+    for (int s = 0; s < 2; s++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int m = g + 8 * (i & 1), kr = 16 * s + 2 * t + 8 * (i >> 1);
+            av[s][i] = sm_tap(taps[1], kr - m, N) | sm_tap(taps[1], kr + 1 - m, N) << 16;
+        }
+    const int lq = lane >> 3, lr = lane & 7;
+    const uint32_t *lp = &planes[lq >> 1][lr][8 * warp + 4 * (lq & 1)];
+    const int x_end = io.dx0 + io.dw, y_end = io.dy0 + io.dh;
+    const float zero = 0.0f;
+
+    for (; tile < tiles; tile += (int)gridDim.x) {
+        const int X0 = ax0 + (tile % tiles_x) * SM_TW, Y0 = ay0 + (tile / tiles_x) * SM_TH;
+        /* 1. this tile's input into the planes (after every warp has read
+         * the last tile's), then the next tile's loads in flight */
+        __syncthreads();
+        sm_put<R>(planes, pf);
+        __syncthreads();
+        const int next = tile + (int)gridDim.x;
+        if (next < tiles)
+            sm_load<R>(io, border_px, vec, ax0 + (next % tiles_x) * SM_TW - S::R4, ay0 + (next / tiles_x) * SM_TH - R, pf);
+
+        /* 2. row sums of the 6 row blocks, both channel pairs, as half2 B
+         * fragments: hb[j][pair][slot half] */
+        uint32_t hb[SM_BLOCKS][2][2];
+#pragma unroll
+        for (int j = 0; j < SM_BLOCKS; j++) {
+            float d[2][4];
+#pragma unroll
+            for (int s = 0; s < S::KH; s++) {
+                uint32_t b[4];
+                sm_ldmatrix_x4(b, lp + 8 * j * S::PITCH + 8 * s);
+                if (s == 0) {
+                    sm_mma_c(d[0], ah[s], b[0], b[1], h_offset);
+                    sm_mma_c(d[1], ah[s], b[2], b[3], h_offset);
+                } else {
+                    sm_mma(d[0], ah[s], b[0], b[1]);
+                    sm_mma(d[1], ah[s], b[2], b[3]);
+                }
+            }
+#pragma unroll
+            for (int p = 0; p < 2; p++) {
+                hb[j][p][0] = sm_half2(d[p][0], d[p][1]);
+                hb[j][p][1] = sm_half2(d[p][2], d[p][3]);
+            }
+        }
+
+        /* 3. column sums and 4. the output, per m-block of 16 rows and half
+         * of the 8 columns */
+        const int ox = X0 + 8 * warp + t;
+#pragma unroll
+        for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++) {
+                float v[2][4];
+#pragma unroll
+                for (int p = 0; p < 2; p++) {
+                    sm_mma_c(v[p], av[0], hb[2 * mb][p][nb], hb[2 * mb + 1][p][nb], zero);
+                    sm_mma(v[p], av[1], hb[2 * mb + 2][p][nb], hb[2 * mb + 3][p][nb]);
+                }
+                const int gx = ox + 4 * nb;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int gy = Y0 + 16 * mb + g + 8 * h;
+                    const float c[4] = { v[0][2 * h], v[1][2 * h], v[0][2 * h + 1], v[1][2 * h + 1] };
+                    uint32_t n[4];
+#pragma unroll
+                    for (int ch = 0; ch < 4; ch++)
+                        n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(c[ch] * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
+                    const uint32_t px =
+                        __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+                    if (gx >= io.dx0 && gx < x_end && gy >= io.dy0 && gy < y_end)
+                        *(uint32_t *)(io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(gx - io.dx0) * 4) = px;
+                }
+            }
+    }
+#endif
+}
+
+/* Whether v13 takes the op: the walks' cases (gauss and box, N x N) with N
+ * <= 15, taps whose absolute sums are at most 1 (the bound above), and a
+ * device with the tensor instructions used (compute capability 8.0 on). */
+static bool sep_mma_takes(const sep_args &a, const tsk_op *op)
+{
+    if (a.nx < 3 || a.nx > 15) return false;
+    double sx = 0, sy = 0;
+    for (int i = 0; i < a.nx; i++) {
+        sx += fabs((double)op->u.sep.kx[i]);
+        sy += fabs((double)op->u.sep.ky[i]);
+    }
+    if (sx > 1.0 + 1e-6 || sy > 1.0 + 1e-6) return false;
+    int dev = 0, major = 0;
+    return cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
+}
+
+/* Blocks for `tiles` tiles: as many as the device holds at once, no more
+ * than there are tiles (each block walks several). */
+template <auto Kernel>
+static int sm_blocks(int tiles)
+{
+    static const int per_sm = [] {
+        int b = 0;
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, SM_THREADS, 0) == cudaSuccess ? b : 0;
+    }();
+    int dev = 0, sms = 0;
+    if (per_sm < 1 || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+        return tiles;
+    return tiles < per_sm * sms ? tiles : per_sm * sms;
+}
+
+template <int N>
+static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+{
+    sep_walk_taps<N> k;
+    float sum = 0.0f;  /* the taps as halves sum exactly in float */
+    for (int i = 0; i < N; i++) {
+        k.kx[i] = op->u.sep.kx[i];
+        k.ky[i] = op->u.sep.ky[i];
+        sum += __half2float(__float2half_rn(k.kx[i]));
+    }
+    /* tiles on the image's grid of 8 columns and 16 rows, not the
+     * region's: which taps share a k16 step and a float sum then depends on
+     * a pixel's place in the image alone, so that tiled runs equal untiled
+     * ones bit for bit */
+    const int ax0 = a.io.dx0 & ~7, ay0 = a.io.dy0 & ~15;
+    const int tiles_x = (a.io.dx0 + a.io.dw - ax0 + SM_TW - 1) / SM_TW;
+    const int tiles = tiles_x * ((a.io.dy0 + a.io.dh - ay0 + SM_TH - 1) / SM_TH);
+    /* 16-byte loads: the tiles' columns start at multiples of 4 */
+    const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
+    const int blocks = sm_blocks<sep_mma<N>>(tiles);
+    sep_mma<N><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, -1024.0f * sum, vec, ax0, ay0, tiles_x, tiles);
+    return TSK_LAUNCH_CHECK("separable convolution (tensor cores)", err);
+}
+
+/* v13 for N x N taps: *done = 1 and the status when it takes the op. */
+static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
+                                 ts_err *err)
+{
+    if (!sep_mma_takes(a, op)) return TS_OK;
+    *done = 1;
+    switch (a.nx) {
+    case 3: return sep_mma_go<3>(a, op, border_px, s, err);
+    case 5: return sep_mma_go<5>(a, op, border_px, s, err);
+    case 7: return sep_mma_go<7>(a, op, border_px, s, err);
+    case 9: return sep_mma_go<9>(a, op, border_px, s, err);
+    case 11: return sep_mma_go<11>(a, op, border_px, s, err);
+    case 13: return sep_mma_go<13>(a, op, border_px, s, err);
+    case 15: return sep_mma_go<15>(a, op, border_px, s, err);
+    default: *done = 0; return TS_OK;
+    }
+}
