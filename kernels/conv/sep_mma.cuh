@@ -9,11 +9,13 @@
  * sums of one channel pair over a 16 x 8 block, so the SM issues a few
  * instructions per pixel besides the loads and stores.
  *
- * The shape. A block of SM_WARPS warps owns an output tile SM_TW = 64
- * pixels wide and SM_TH = 32 rows tall; warp w its 8 columns 8 w .. 8 w + 7.
- * 1. The block loads its input tile (the tile, R rows above and below, R4
+ * The shape. Output tiles SM_TW = 64 pixels wide and SM_TH = 32 rows
+ * tall lie on the image's grid (so tiled runs equal untiled ones); a block
+ * of SM_WARPS warps walks several, warp w taking columns 8 w .. 8 w + 7.
+ * 1. The block loads a tile's input (the tile, R rows above and below, R4
  *    columns left and what the last warp's window needs right; border
- *    mapped as everywhere) once into shared memory as two planes of
+ *    mapped as everywhere; issued while the tile before is summed) into
+ *    shared memory as two planes of
  *    half2: plane 0 holds channels 0 and 2 of each pixel, plane 1 channels 1
  *    and 3, each value as the half 1024 + byte (one byte permute per plane
  *    and pixel, no conversion: 0x64XX is 1024 + XX as a half).
