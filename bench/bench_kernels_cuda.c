@@ -265,8 +265,9 @@ static void bench_transpose(ts_bench *b)
  * layout here), one by one and as the engine fuses them (ts_plan_fuse),
  * each a whole-image launch of its default version, through two
  * intermediate images (one by one: gauss in -> out, matrix out -> tmp,
- * transpose tmp -> out; fused: gauss in -> tmp, transpose with the matrix
- * tmp -> out). Bytes are one read and one write of the image: the line's
+ * transpose tmp -> out; fused, where the tensor-core version runs the
+ * gauss: one op, in -> out, that writes its result transposed through the
+ * matrix). Bytes are one read and one write of the image: the line's
  * "% copy" is how far the chain is from a single pass. */
 enum { CHAIN_MAX_OPS = 8 };
 typedef struct chain_run {
@@ -304,7 +305,7 @@ static void bench_chain(ts_bench *b, const char *text, int fuse)
         ts_chain_free(chain);
         return;
     }
-    if (fuse) ts_plan_fuse(&plan);
+    if (fuse) ts_plan_fuse(&plan, 4);
     c = calloc(1, sizeof *c);
     if (!c || plan.n > CHAIN_MAX_OPS) {
         ts_bench_fail(b, "chain", text, c ? "too many ops" : "out of memory");
@@ -319,7 +320,7 @@ static void bench_chain(ts_bench *b, const char *text, int fuse)
             c->mid[k + 1] = bench_view(to_out ? b->io.out : b->io.tmp, pitch, plan.w[k + 1], plan.h[k + 1]);
             if (!to_out && pitch * (size_t)plan.h[k + 1] > b->io.tmp_pitch * (size_t)b->io.h) c->n = -1;
         }
-        snprintf(variant, sizeof variant, "%s: %d ops%s, default versions", text, plan.n,
+        snprintf(variant, sizeof variant, "%s: %d op%s%s, default versions", text, plan.n, plan.n == 1 ? "" : "s",
                  fuse ? " as the engine fuses them" : " one by one");
         if (c->n < 0) ts_bench_fail(b, "chain", variant, "an intermediate does not fit");
         else ts_bench_line(b, "chain", variant, 8.0 * b->io.w * b->io.h, (double)b->io.w * b->io.h, launch_chain, c);

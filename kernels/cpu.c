@@ -129,6 +129,9 @@ ts_status tsk_cpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_e
     ts_status st = tsk_ref_check(op, src, dst, err);
     if (st != TS_OK) return st;
     if (dst->w == 0 || dst->h == 0) return TS_OK;
+    int split = 0;
+    st = tsk_apply_split(tsk_cpu_apply, op, src, dst, &split, err);
+    if (split) return st;
     ts_rect out = { dst->x0, dst->y0, dst->w, dst->h };
     /* a src short of pixels: the reference names the first one missing */
     if (!tsk_cpu_has_fast(op, src) || !holds(src, tsk_need(op, src->full_w, src->full_h, out)))

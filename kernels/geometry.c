@@ -25,6 +25,14 @@ void tsk_size_orient(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_
     *out_h = swap ? in_w : in_h;
 }
 
+/* A separable convolution keeps the size, unless it carries an orientation. */
+void tsk_size_sep(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
+{
+    tsk_op conv, orient;
+    if (tsk_split_then(op, &conv, &orient)) tsk_size_orient(&orient, in_w, in_h, out_w, out_h);
+    else tsk_size_same(op, in_w, in_h, out_w, out_h);
+}
+
 void tsk_size_sample(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h)
 {
     (void)in_w; (void)in_h;
@@ -206,6 +214,12 @@ ts_rect tsk_need_point(const tsk_op *op, int in_w, int in_h, ts_rect out)
 
 ts_rect tsk_need_sep(const tsk_op *op, int in_w, int in_h, ts_rect out)
 {
+    tsk_op conv, orient;
+    if (tsk_split_then(op, &conv, &orient)) {
+        /* the orientation's input is the convolution's output: same size */
+        out = tsk_need_orient(&orient, in_w, in_h, out);
+        if (out.w <= 0 || out.h <= 0) return out;
+    }
     return need_conv((op->u.sep.nx - 1) / 2, (op->u.sep.ny - 1) / 2, op->u.sep.border, in_w, in_h, out);
 }
 

@@ -7,6 +7,8 @@ const char *tsk_version_name(tsk_kind kind, int version) { (void)kind; (void)ver
 int tsk_default_version(tsk_kind kind) { (void)kind; return 0; }
 int tsk_version_fma(tsk_kind kind, int version) { (void)kind; (void)version; return 0; }
 
+int tsk_gpu_sep_fuses(const tsk_op *op, int c, ts_type t) { (void)op; (void)c; (void)t; return 0; }
+
 static ts_status no_cuda(ts_err *err)
 {
     return ts_err_set(err, TS_E_DEVICE, "this tilestream was built without CUDA");

@@ -10,6 +10,7 @@
 
 void tsk_size_same(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
 void tsk_size_orient(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
+void tsk_size_sep(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
 void tsk_size_sample(const tsk_op *op, int in_w, int in_h, int *out_w, int *out_h);
 
 ts_rect tsk_need_point(const tsk_op *op, int in_w, int in_h, ts_rect out);
@@ -25,6 +26,14 @@ ts_status tsk_check_2d(const tsk_op *op, const char *what, ts_err *err);
 ts_status tsk_check_sample(const tsk_op *op, const char *what, ts_err *err);
 
 int tsk_cpu_sample_has_fast(const tsk_op *op);
+
+/* A CONV_SEP carrying an orientation (tsk_split_then): *done = 1, and the
+ * two steps run by apply through a temporary of the region between them
+ * (ref.c; the reference and the fast CPU ops share it). Other ops: *done =
+ * 0, nothing run. */
+typedef ts_status (*tsk_apply_fn)(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err);
+ts_status tsk_apply_split(tsk_apply_fn apply, const tsk_op *op, const ts_view *src, ts_view *dst, int *done,
+                          ts_err *err);
 
 /* The reference families (ref_point.c, ref_orient.c, ref_conv.c,
  * ref_sample.c); tsk_ref_apply has checked the views and parameters. */

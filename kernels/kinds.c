@@ -14,7 +14,7 @@ static const tsk_kind_info kinds[TSK_KIND_COUNT] = {
                        tsk_ref_point, tsk_cpu_point, NULL },
     [TSK_ORIENT] = { "orient", "orient", 0, tsk_size_orient, tsk_need_orient, tsk_check_orient,
                      tsk_ref_orient, tsk_cpu_orient, NULL },
-    [TSK_CONV_SEP] = { "separable convolution", "conv_sep", 0, tsk_size_same, tsk_need_sep, tsk_check_sep,
+    [TSK_CONV_SEP] = { "separable convolution", "conv_sep", 0, tsk_size_sep, tsk_need_sep, tsk_check_sep,
                        tsk_ref_conv_sep, tsk_cpu_conv_sep, NULL },
     [TSK_CONV_2D] = { "2-D convolution", "conv2d", 0, tsk_size_same, tsk_need_2d, tsk_check_2d,
                       tsk_ref_conv2d, tsk_cpu_conv2d, NULL },
@@ -41,4 +41,15 @@ tsk_op tsk_orient_matrix_op(const tsk_op *orient)
     mat.kind = TSK_MATRIX;
     memcpy(mat.u.matrix.m, orient->u.orient.m, sizeof mat.u.matrix.m);
     return mat;
+}
+
+int tsk_split_then(const tsk_op *op, tsk_op *conv, tsk_op *orient)
+{
+    if (op->kind != TSK_CONV_SEP || op->u.sep.then.code == 0) return 0;
+    *conv = *op;
+    memset(&conv->u.sep.then, 0, sizeof conv->u.sep.then);
+    memset(orient, 0, sizeof *orient);
+    orient->kind = TSK_ORIENT;
+    orient->u.orient = op->u.sep.then;
+    return 1;
 }

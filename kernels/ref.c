@@ -6,6 +6,7 @@
 #include "ref_internal.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 static int type_ok(ts_type t) { return t == TS_U8 || t == TS_U16 || t == TS_F32; }
 static int border_ok(ts_border b) { return b >= TS_BORDER_REPLICATE && b <= TS_BORDER_CONSTANT; }
@@ -47,6 +48,9 @@ ts_status tsk_check_orient(const tsk_op *op, const char *what, ts_err *err)
 
 ts_status tsk_check_sep(const tsk_op *op, const char *what, ts_err *err)
 {
+    const tsk_orient *then = &op->u.sep.then;
+    if (then->code < 0 || then->code > 8)
+        return ts_err_set(err, TS_E_ARG, "reference %s: orientation after it %d is not 0..8", what, then->code);
     if (!odd_in(op->u.sep.nx, TSK_MAX_SEP_TAPS) || !odd_in(op->u.sep.ny, TSK_MAX_SEP_TAPS))
         return ts_err_set(err, TS_E_ARG, "reference %s: %dx%d taps (odd, at most %d)", what,
                           op->u.sep.nx, op->u.sep.ny, TSK_MAX_SEP_TAPS);
@@ -110,10 +114,40 @@ ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst
     return st;
 }
 
+ts_status tsk_apply_split(tsk_apply_fn apply, const tsk_op *op, const ts_view *src, ts_view *dst, int *done,
+                          ts_err *err)
+{
+    tsk_op conv, orient;
+    *done = tsk_split_then(op, &conv, &orient);
+    if (!*done) return TS_OK;
+    /* the convolution's output region that the orientation reads */
+    ts_rect out = { dst->x0, dst->y0, dst->w, dst->h };
+    ts_rect r = tsk_need(&orient, src->full_w, src->full_h, out);
+    ts_view mid = *dst;
+    mid.x0 = r.x0;
+    mid.y0 = r.y0;
+    mid.w = r.w;
+    mid.h = r.h;
+    mid.full_w = src->full_w;
+    mid.full_h = src->full_h;
+    mid.pitch = (size_t)r.w * (size_t)dst->c * (size_t)dst->type;
+    mid.data = malloc(mid.pitch * (size_t)r.h + 1);
+    if (!mid.data)
+        return ts_err_set(err, TS_E_NOMEM, "separable convolution: no memory for %dx%d pixels before the orientation",
+                          r.w, r.h);
+    ts_status st = apply(&conv, src, &mid, err);
+    if (st == TS_OK) st = apply(&orient, &mid, dst, err);
+    free(mid.data);
+    return st;
+}
+
 ts_status tsk_ref_apply(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
 {
     ts_status st = tsk_ref_check(op, src, dst, err);
     if (st != TS_OK) return st;
     if (dst->w == 0 || dst->h == 0) return TS_OK;
+    int split = 0;
+    st = tsk_apply_split(tsk_ref_apply, op, src, dst, &split, err);
+    if (split) return st;
     return tsk_kind_info_of(op->kind)->ref(op, src, dst, err);  /* checked: a known kind */
 }

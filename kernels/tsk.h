@@ -90,6 +90,14 @@ typedef enum tsk_interp {
  * is filtered 64 wide (chain two ops to go further without aliasing). */
 #define TSK_MAX_FOOTPRINT 64.0f
 
+/* An orientation and the colour matrix it may carry: ORIENT's parameters,
+ * and what a separable convolution may carry after it (u.sep.then). */
+typedef struct tsk_orient {
+    int code;     /* EXIF orientation 1..8 (ORIENT's rule below); in u.sep.then 0 = none */
+    int matrix;   /* 1: the pixels also go through m, as MATRIX's rule */
+    float m[12];
+} tsk_orient;
+
 typedef struct tsk_op {
     tsk_kind kind;
     /* For c = 2 or 4: 1 = the last channel (alpha) is copied from the
@@ -119,7 +127,7 @@ typedef struct tsk_op {
          * An orientation only moves pixels, so the two commute; the planner
          * fuses a MATRIX next to an ORIENT into it (ts_plan_fuse) so that
          * the pair costs the GPU one pass through memory, not two. */
-        struct { int code; int matrix; float m[12]; } orient;
+        tsk_orient orient;
 
         /* Two passes in float, rx = (nx-1)/2, ry = (ny-1)/2 (nx, ny odd):
          *   row pass    r(x,y') = sum_i kx[i] * p(x + i - rx, y')
@@ -127,13 +135,19 @@ typedef struct tsk_op {
          *   out = center_w * p(x,y) + conv_w * t(x,y).
          * Order: r = 0; for i { r += kx[i]*p }, then t = 0; for j
          * { t += ky[j]*r }: nx + ny products per output, not nx * ny.
-         * gauss/box: center_w 0, conv_w 1; sharpen: 1+amount, -amount. */
+         * gauss/box: center_w 0, conv_w 1; sharpen: 1+amount, -amount.
+         * then.code 1..8: the result also goes through the orientation
+         * `then` (and its matrix), exactly as an ORIENT op after it would:
+         * the output image is the oriented one (sizes swapped for 5..8).
+         * Only ts_plan_fuse sets it, where the GPU runs the three in one
+         * pass (tsk_gpu_sep_fuses); every backend runs such an op. */
         struct {
             int nx, ny;
             float kx[TSK_MAX_SEP_TAPS], ky[TSK_MAX_SEP_TAPS];
             float center_w, conv_w;
             ts_border border;
             float border_value;
+            tsk_orient then;
         } sep;
 
         /* s = sum_{j,i} k[j*kw + i] * p(x + i - kw/2, y + j - kh/2),
@@ -212,6 +226,11 @@ ts_rect tsk_need(const tsk_op *op, int in_w, int in_h, ts_rect out);
  * after moving the pixels when they do not fuse it (kernels/kinds.c). */
 tsk_op tsk_orient_matrix_op(const tsk_op *orient);
 
+/* A CONV_SEP carrying an orientation (u.sep.then) as its two steps: the
+ * convolution alone into *conv, the ORIENT op into *orient; returns 1. Any
+ * other op: 0, nothing written (kernels/kinds.c). */
+int tsk_split_then(const tsk_op *op, tsk_op *conv, tsk_op *orient);
+
 /* 1 when op maps each row of its input to one row of its output and needs
  * no neighbours: per-pixel ops, flips, rot180 (kernels/kinds.c). */
 int tsk_rows_to_rows(const tsk_op *op);
@@ -269,6 +288,12 @@ int tsk_version_fma(tsk_kind kind, int version);
  * work. */
 ts_status tsk_gpu_apply(const tsk_op *op, const ts_view *src, ts_view *dst,
                         const tsk_launch *l, ts_err *err);
+
+/* 1 when the default CONV_SEP version runs op followed by orientation
+ * `then` in one pass for a c-channel image of type t on the current device
+ * (the tensor-core version: RGBA8 gauss or box of 7..15 taps), so that the
+ * planner may fuse the two (ts_plan_fuse); 0 otherwise, and without CUDA. */
+int tsk_gpu_sep_fuses(const tsk_op *op, int c, ts_type t);
 
 /* Device-side channel expansion: RGB (3 bytes) crosses PCIe packed and the
  * device works on RGBX; alpha/X is set to max. And back. */

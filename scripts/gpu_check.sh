@@ -61,7 +61,7 @@ if [ "${TS_SANITIZER:-1}" != 0 ] && [ "$#" -eq 0 ] && command -v compute-sanitiz
         # test_gpu_conv without an argument runs both families (CTest runs it
         # once per family, as test_gpu_conv_sep and test_gpu_conv2d)
         tools="memcheck"
-        case "$t" in *point|*orient|*conv|*engine) tools="memcheck racecheck synccheck" ;; esac
+        case "$t" in *point|*orient|*conv|*fuse|*engine) tools="memcheck racecheck synccheck" ;; esac
         for tool in $tools; do
             s0=$(date +%s)
             if compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" >>"$OUT/sanitizer.log" 2>&1; then

@@ -132,7 +132,7 @@ static void test_planning(void)
     /* the GPU's fusion: a matrix rides in the orientation before it, else after it */
     p = plan_of("gauss=sigma=2,matrix=sepia,transpose", 10, 6, 3);
     CHECK_EQ_INT(p.n, 3);
-    CHECK_EQ_INT(ts_plan_fuse(&p), 1);
+    CHECK_EQ_INT(ts_plan_fuse(&p, 3), 1);
     CHECK_EQ_INT(p.n, 2);
     if (p.n == 2) {
         CHECK(p.ops[0].kind == TSK_CONV_SEP && p.ops[1].kind == TSK_ORIENT && p.ops[1].u.orient.matrix);
@@ -141,12 +141,12 @@ static void test_planning(void)
     }
     ts_plan_free(&p);
     p = plan_of("rot90,matrix=grey,gauss,matrix=sepia,flip=h", 10, 6, 3);
-    CHECK_EQ_INT(ts_plan_fuse(&p), 2);
+    CHECK_EQ_INT(ts_plan_fuse(&p, 3), 2);
     CHECK(p.n == 3 && p.ops[0].u.orient.matrix && p.ops[1].kind == TSK_CONV_SEP && p.ops[2].u.orient.matrix);
     CHECK(p.n == 3 && p.w[3] == 6 && p.h[3] == 10);
     ts_plan_free(&p);
     p = plan_of("matrix=sepia,gauss", 10, 6, 3); /* no orientation beside it: nothing to fuse */
-    CHECK_EQ_INT(ts_plan_fuse(&p), 0);
+    CHECK_EQ_INT(ts_plan_fuse(&p, 3), 0);
     CHECK_EQ_INT(p.n, 2);
     ts_plan_free(&p);
     /* smoothing on alpha images runs premultiplied; derivative filters keep alpha */

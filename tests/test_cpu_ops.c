@@ -72,6 +72,14 @@ static tsk_op random_op(tsk_kind kind, int c, ts_type t, ts_border b)
         op.u.sep.conv_w = style == 0 ? 1.0f : style == 1 ? -0.7f : 0.9f;
         op.u.sep.border = b;
         op.u.sep.border_value = border_value(t);
+        if (tref_randint(0, 2) == 0) { /* an orientation after it, as ts_plan_fuse makes it for the GPU */
+            op.u.sep.then.code = tref_randint(1, 8);
+            /* a matrix only where the result is exact: it would widen the fused smoothing's 1 */
+            if (!tsk_cpu_sep_fused(&op, c, t) && tref_randint(0, 1)) {
+                op.u.sep.then.matrix = 1;
+                for (int i = 0; i < 12; i++) op.u.sep.then.m[i] = tref_randf(-0.6f, 1.2f);
+            }
+        }
         break;
     }
     case TSK_CONV_2D:

@@ -30,32 +30,32 @@ static double gc_worst[GC_MAX_VERSIONS + 1][5];
 static long gc_cases[GC_MAX_VERSIONS + 1][5];
 
 /* Forget the figures of the family before (one run may test both). */
-static void gc_reset(void)
+static inline void gc_reset(void)
 {
     memset(gc_worst, 0, sizeof gc_worst);
     memset(gc_cases, 0, sizeof gc_cases);
 }
 
-static int gc_env(const char *name)
+static inline int gc_env(const char *name)
 {
     const char *s = getenv(name);
     return s && *s && strcmp(s, "0") != 0;
 }
 
-static int gc_level(const char *name)
+static inline int gc_level(const char *name)
 {
     const char *s = getenv(name);
     return s ? atoi(s) : 0;
 }
 
 /* 1 when version v is to be checked (TS_CONV_ONLY unset, or v). */
-static int gc_version_wanted(int v)
+static inline int gc_version_wanted(int v)
 {
     int only = gc_level("TS_CONV_ONLY");
     return only <= 0 || only == v;
 }
 
-static size_t gc_px(const ts_view *v) { return (size_t)v->c * (size_t)v->type; }
+static inline size_t gc_px(const ts_view *v) { return (size_t)v->c * (size_t)v->type; }
 
 /* A device view with the region and shape of h, inside a buffer with
  * GC_MARGIN_ROWS rows above and below and GC_MARGIN (+ shift) bytes to the
@@ -67,7 +67,7 @@ typedef struct gc_dev {
     size_t pitch, rows, left;
 } gc_dev;
 
-static int gc_dev_alloc(gc_dev *d, const ts_view *h, size_t shift)
+static inline int gc_dev_alloc(gc_dev *d, const ts_view *h, size_t shift)
 {
     size_t row = (size_t)(h->w > 0 ? h->w : 1) * gc_px(h);
     memset(d, 0, sizeof *d);
@@ -85,9 +85,9 @@ static int gc_dev_alloc(gc_dev *d, const ts_view *h, size_t shift)
     return 1;
 }
 
-static void gc_dev_free(gc_dev *d) { cudaFree(d->base); d->base = NULL; }
+static inline void gc_dev_free(gc_dev *d) { cudaFree(d->base); d->base = NULL; }
 
-static int gc_upload(gc_dev *d, const ts_view *h, size_t shift)
+static inline int gc_upload(gc_dev *d, const ts_view *h, size_t shift)
 {
     if (!gc_dev_alloc(d, h, shift)) return 0;
     if (h->w > 0 && h->h > 0)
@@ -98,7 +98,7 @@ static int gc_upload(gc_dev *d, const ts_view *h, size_t shift)
 
 /* Copy the region back into out (shaped like the region) and count the
  * bytes outside the region that are no longer poison. */
-static long gc_download(const gc_dev *d, ts_view *out)
+static inline long gc_download(const gc_dev *d, ts_view *out)
 {
     unsigned char *all = (unsigned char *)malloc(d->pitch * d->rows);
     size_t row = (size_t)out->w * gc_px(out);
@@ -118,7 +118,7 @@ static long gc_download(const gc_dev *d, ts_view *out)
 }
 
 /* The region `need` of the whole host image img, as a view of its own. */
-static ts_view gc_crop(const ts_view *img, ts_rect need)
+static inline ts_view gc_crop(const ts_view *img, ts_rect need)
 {
     ts_view v = timg_alloc(need.x0, need.y0, need.w, need.h, img->full_w, img->full_h, img->c, img->type);
     for (int y = 0; y < need.h; y++)
@@ -134,7 +134,7 @@ typedef struct gc_tol {
     double f32;       /* float tolerance of fused versions */
 } gc_tol;
 
-static double gc_tol_of(const gc_tol *t, int v, ts_type type)
+static inline double gc_tol_of(const gc_tol *t, int v, ts_type type)
 {
     if (!tsk_version_fma(t->kind, v)) return 0.0;
     return type == TS_F32 ? t->f32 : 1.0;
@@ -144,7 +144,7 @@ static double gc_tol_of(const gc_tol *t, int v, ts_type type)
  * `out`: every version against tsk_ref_apply on fresh random input, the
  * source view being exactly tsk_need(out). shift misaligns the views.
  * slot is the coefficient bank used. */
-static void gc_check_op(const tsk_op *op, int full_w, int full_h, int c, ts_type type, ts_rect out, size_t shift,
+static inline void gc_check_op(const tsk_op *op, int full_w, int full_h, int c, ts_type type, ts_rect out, size_t shift,
                         int slot, const gc_tol *tol, const char *what)
 {
     char name[256];
@@ -190,7 +190,7 @@ static void gc_check_op(const tsk_op *op, int full_w, int full_h, int c, ts_type
     timg_free(&got);
 }
 
-static void gc_report(tsk_kind kind)
+static inline void gc_report(tsk_kind kind)
 {
     int n = tsk_version_count(kind);
     fprintf(stderr, "largest difference from tsk_ref_apply (cases):\n");
@@ -202,7 +202,7 @@ static void gc_report(tsk_kind kind)
 
 /* Random taps: positive and normalised (smoothing), or signed with their
  * absolute values summing to 2 (derivatives, sharpening). */
-static void gc_random_taps(float *k, int n, int positive)
+static inline void gc_random_taps(float *k, int n, int positive)
 {
     double sum = 0;
     for (int i = 0; i < n; i++) {
@@ -213,7 +213,7 @@ static void gc_random_taps(float *k, int n, int positive)
     for (int i = 0; i < n; i++) k[i] = (float)(k[i] / sum * (positive ? 1.0 : 2.0));
 }
 
-static double gc_abs_sum(const float *k, int n)
+static inline double gc_abs_sum(const float *k, int n)
 {
     double s = 0;
     for (int i = 0; i < n; i++) s += fabs(k[i]);
@@ -222,7 +222,7 @@ static double gc_abs_sum(const float *k, int n)
 
 /* ---------------------------------------------------------------- timing */
 
-static int gc_cmp_float(const void *a, const void *b)
+static inline int gc_cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
     return x < y ? -1 : x > y;
@@ -230,7 +230,7 @@ static int gc_cmp_float(const void *a, const void *b)
 
 /* Median time in ms of reps runs of op on (src, dst), version v (0 =
  * copy); -1 when a launch fails. */
-static float gc_time(const tsk_op *op, const ts_view *src, ts_view *dst, int v, int reps)
+static inline float gc_time(const tsk_op *op, const ts_view *src, ts_view *dst, int v, int reps)
 {
     float t[64], ms = 0;
     cudaEvent_t a, b;
@@ -267,7 +267,7 @@ static float gc_time(const tsk_op *op, const ts_view *src, ts_view *dst, int v, 
  * (bytes read once plus written once over the time) and the ratio of a
  * device-to-device copy's time to the kernel's. Outputs of the versions are
  * compared with version 1's (within 1, or 1e-5 for floats). */
-static void gc_time_op(const tsk_op *op, const char *what, int w, int h, int c, ts_type type)
+static inline void gc_time_op(const tsk_op *op, const char *what, int w, int h, int c, ts_type type)
 {
     ts_view img = timg_whole(w, h, c, type);
     ts_view out = timg_whole(w, h, c, type), first = timg_whole(w, h, c, type);

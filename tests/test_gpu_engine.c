@@ -56,6 +56,7 @@ static const chain_case cases[] = {
     {"affine=a=0.45:b=0.1:d=-0.05:e=0.5:c=3:interp=area", 0, 0},
     {"matrix=grey,gauss=sigma=2,transpose,scale=f=0.6", 1, 1},
     {"matrix=sepia,box=radius=2:border=constant,rot90,sharpen,rotate=deg=-33", 1, 0},
+    {"gauss=sigma=2,matrix=sepia,transpose", 2, 1},                 /* one op on RGB(X)8: the matrix widens 1 to 2 */
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 

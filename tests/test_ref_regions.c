@@ -99,6 +99,15 @@ static tsk_op random_op(int in_w, int in_h, ts_type t)
     return op;
 }
 
+/* An orientation (and matrix) after a separable convolution, as
+ * ts_plan_fuse makes it for the GPU: code 1..8, half of them with a matrix. */
+static void random_then(tsk_op *op)
+{
+    op->u.sep.then.code = tref_randint(1, 8);
+    op->u.sep.then.matrix = tref_randint(0, 1);
+    for (int i = 0; i < 12; i++) op->u.sep.then.m[i] = (i % 4 == 3) ? tref_randf(-0.3f, 0.3f) : tref_randf(-1, 1.5f);
+}
+
 static void describe(const tsk_op *op, const ts_view *src, ts_rect r, char *buf, size_t n)
 {
     snprintf(buf, n, "kind %d on %dx%dx%d %s, rect %d,%d %dx%d", (int)op->kind, src->full_w, src->full_h, src->c,
@@ -140,6 +149,7 @@ static void test_random_regions(void)
         ts_type t = tref_randtype();
         ts_view in = timg_whole(w, h, tref_randint(1, 4), t), whole;
         tsk_op op = random_op(w, h, t);
+        if (op.kind == TSK_CONV_SEP && tref_randint(0, 1)) random_then(&op);
         timg_random(&in);
         whole = tref_apply_whole(&op, &in);
         for (int k = 0; k < 5; k++) {
@@ -229,6 +239,44 @@ static void test_need_is_tight(void)
         timg_free(&dst);
         timg_free(&in);
     }
+}
+
+/* A separable convolution carrying an orientation gives the bytes of the
+ * convolution followed by the ORIENT op (with its matrix), sizes swapped
+ * for the transposing codes; a code outside 0..8 is refused. */
+static void test_sep_then(void)
+{
+    for (int round = 0; round < 200; round++) {
+        int w = tref_randint(1, 23), h = tref_randint(1, 23);
+        ts_type t = tref_randtype();
+        ts_view in = timg_whole(w, h, tref_randint(1, 4), t);
+        tsk_op conv;
+        do conv = random_op(w, h, t); while (conv.kind != TSK_CONV_SEP);
+        tsk_op fused = conv, orient;
+        random_then(&fused);
+        memset(&orient, 0, sizeof orient);
+        orient.kind = TSK_ORIENT;
+        orient.u.orient = fused.u.sep.then;
+        timg_random(&in);
+        ts_view mid = tref_apply_whole(&conv, &in), want = tref_apply_whole(&orient, &mid);
+        ts_view got = tref_apply_whole(&fused, &in);
+        CHECK_MSG(got.full_w == want.full_w && got.full_h == want.full_h && tref_same_bytes(&got, &want),
+                  "code %d%s on %dx%dx%d %s: differs from the two ops", fused.u.sep.then.code,
+                  fused.u.sep.then.matrix ? "+matrix" : "", w, h, in.c, tref_type_names[t]);
+        timg_free(&in);
+        timg_free(&mid);
+        timg_free(&want);
+        timg_free(&got);
+    }
+    tsk_op op;
+    ts_view src = timg_whole(5, 4, 3, TS_U8), dst = timg_whole(5, 4, 3, TS_U8);
+    ts_err err;
+    do op = random_op(5, 4, TS_U8); while (op.kind != TSK_CONV_SEP);
+    op.u.sep.then.code = 9;
+    timg_random(&src);
+    CHECK_EQ_INT(tsk_ref_apply(&op, &src, &dst, &err), TS_E_ARG);
+    timg_free(&src);
+    timg_free(&dst);
 }
 
 /* Constant border, sampling wholly outside: nothing is needed, and the
@@ -334,6 +382,7 @@ int main(void)
     check_seed();
     test_random_regions();
     test_need_is_tight();
+    test_sep_then();
     test_empty_need();
     test_overflowing_map();
     test_view_checks();

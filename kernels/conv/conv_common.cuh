@@ -83,9 +83,11 @@ static inline ts_status conv_check_views(const tsk_op *op, const ts_view *src, c
 {
     if (dst->c < 1 || dst->c > 4 || (dst->type != TS_U8 && dst->type != TS_U16 && dst->type != TS_F32))
         return ts_err_set(err, TS_E_ARG, "%s: %d channels of type %d", what, dst->c, (int)dst->type);
-    if (src->full_w != dst->full_w || src->full_h != dst->full_h)
-        return ts_err_set(err, TS_E_ARG, "%s: source image %dx%d and destination image %dx%d differ", what,
-                          src->full_w, src->full_h, dst->full_w, dst->full_h);
+    int ow, oh;
+    tsk_out_size(op, src->full_w, src->full_h, &ow, &oh);
+    if (ow != dst->full_w || oh != dst->full_h)
+        return ts_err_set(err, TS_E_ARG, "%s: a %dx%d source image makes a %dx%d image, not %dx%d", what,
+                          src->full_w, src->full_h, ow, oh, dst->full_w, dst->full_h);
     if (dst->x0 < 0 || dst->y0 < 0 || dst->w > dst->full_w - dst->x0 || dst->h > dst->full_h - dst->y0)
         return ts_err_set(err, TS_E_ARG, "%s: destination region %d,%d %dx%d is not inside its %dx%d image",
                           what, dst->x0, dst->y0, dst->w, dst->h, dst->full_w, dst->full_h);
@@ -1066,6 +1068,15 @@ static ts_status conv_apply(const tsk_op *op, const ts_view *src, ts_view *dst, 
     if (st != TS_OK) return st;
 
     const conv_path path = F::versions[version - 1].path;
+    /* an orientation after the convolution (tsk.h, u.sep.then): only the
+     * version that writes it in the same pass takes it */
+    if (op->kind == TSK_CONV_SEP && op->u.sep.then.code != 0) {
+        int done = 0;
+        if (path == CONV_WARP) st = conv_walk<F, true>(a, op, dst->type, F::versions[version - 1], s, &done, err);
+        if (done) return st;
+        return ts_err_set(err, TS_E_ARG, "%s: version %d does not write an orientation after it (%s)", F::what,
+                          version, "the tensor-core version does, for RGBA8 gauss and box of up to 15 taps");
+    }
     if (path == CONV_WARP) {
         int done = 0;
         st = conv_walk<F, true>(a, op, dst->type, F::versions[version - 1], s, &done, err);

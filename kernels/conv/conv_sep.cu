@@ -68,6 +68,7 @@
  * predictions and the measured times of each: docs/PERFORMANCE.md
  * ("Separable convolution"). */
 #include "conv_common.cuh"
+#include "point/matrix_pixel.cuh"
 
 #include <cuda_fp16.h>
 
@@ -80,11 +81,24 @@ struct sep_bank {
 __constant__ sep_bank c_sep_bank[TSK_SLOTS];
 __device__ sep_bank g_sep_bank[TSK_SLOTS];  /* v1: the same taps in global memory */
 
+/* An orientation (and matrix) written with the convolution's output
+ * (tsk.h, u.sep.then; only v13 takes it): output pixel (x, y) of the
+ * convolution, in the image's coordinates, goes to byte (y' dp + 4 x') of
+ * the destination with x' = a x + b y + e, y' = c x + d y + f (the
+ * destination region's origin folded into e and f). */
+struct sep_then {
+    int on;
+    int a, b, e, c, d, f;
+    int matrix;
+    float k[12];  /* matrix_coef's k: m with m[4i+3] * 255 */
+};
+
 struct sep_args {
-    conv_io io;
+    conv_io io;   /* with an orientation after: the region and image of the convolution's output */
     int slot;
     int nx, ny;
     float cw, kw;  /* center_w, conv_w */
+    sep_then then;
 };
 
 /* The versions, row v - 1 for version v (conv_version in conv_common.cuh):
@@ -429,6 +443,7 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
         const ts_status st = sep_mma_version(a, op, border_px, s, done, err);
         if (*done) return st;
     }
+    if (a.then.on) return TS_OK;  /* only v13 writes an orientation after */
     *done = 1;
     switch (a.nx) {
     case 3: return sep_warp_of<3>(a, op, border_px, v, s, err);
@@ -457,10 +472,43 @@ static ts_status sep_check(const tsk_op *op, ts_err *err)
     return TS_OK;
 }
 
+/* The orientation's forward map, input (x, y) of a W x H image to output
+ * (x', y'): tsk.h's table of output-to-input maps, inverted. */
+static sep_then sep_then_of(const tsk_orient &o, int W, int H, int ox0, int oy0)
+{
+    static const int map[9][6] = {
+        /* a   b   e: 0, 1 W-1, 2 H-1 (ec)   c   d   f likewise (fc) */
+        { 1, 0, 0, 0, 1, 0 },   { 1, 0, 0, 0, 1, 0 },  { -1, 0, 1, 0, 1, 0 },
+        { -1, 0, 1, 0, -1, 2 }, { 1, 0, 0, 0, -1, 2 }, { 0, 1, 0, 1, 0, 0 },
+        { 0, -1, 2, 1, 0, 0 },  { 0, -1, 2, -1, 0, 1 }, { 0, 1, 0, -1, 0, 1 },
+    };
+    const int *m = map[o.code >= 0 && o.code <= 8 ? o.code : 0];
+    const int off[3] = { 0, W - 1, H - 1 };
+    sep_then t;
+    memset(&t, 0, sizeof t);
+    t.on = o.code != 0;
+    t.a = m[0]; t.b = m[1]; t.e = off[m[2]] - ox0;
+    t.c = m[3]; t.d = m[4]; t.f = off[m[5]] - oy0;
+    t.matrix = o.matrix;
+    for (int i = 0; i < 12; i++) t.k[i] = o.m[i];
+    for (int i = 0; i < 3; i++) t.k[4 * i + 3] = o.m[4 * i + 3] * 255.0f;  /* one rounding, as matrix_coef's */
+    return t;
+}
+
 static sep_args sep_args_of(const tsk_op *op, const ts_view *src, ts_view *dst, int slot)
 {
     sep_args a;
-    a.io = conv_io_of(src, dst, (int)op->u.sep.border, op->u.sep.border_value, op->alpha_passthrough);
+    ts_view mid = *dst;  /* the convolution's output: dst, or what the orientation after it reads */
+    tsk_op conv, orient;
+    if (tsk_split_then(op, &conv, &orient)) {
+        const ts_rect out = { dst->x0, dst->y0, dst->w, dst->h };
+        const ts_rect r = tsk_need(&orient, src->full_w, src->full_h, out);
+        mid.x0 = r.x0; mid.y0 = r.y0; mid.w = r.w; mid.h = r.h;
+        mid.full_w = src->full_w;
+        mid.full_h = src->full_h;
+    }
+    a.io = conv_io_of(src, &mid, (int)op->u.sep.border, op->u.sep.border_value, op->alpha_passthrough);
+    a.then = sep_then_of(op->u.sep.then, src->full_w, src->full_h, dst->x0, dst->y0);
     a.slot = slot;
     a.nx = op->u.sep.nx;
     a.ny = op->u.sep.ny;
@@ -492,3 +540,23 @@ struct sep_family {
 };
 
 extern "C" const tsk_family tsk_family_conv_sep = conv_family<sep_family>();
+
+extern "C" int tsk_gpu_sep_fuses(const tsk_op *op, int c, ts_type t)
+{
+    /* conv_walk's and sep_warp_version's conditions for the default
+     * version, on an op that has no orientation after it yet */
+    const conv_version &v = sep_versions[sep_family::default_version - 1];
+    if (op->kind != TSK_CONV_SEP || t != TS_U8 || c != 4 || op->alpha_passthrough || v.path != CONV_WARP || !v.mma)
+        return 0;
+    sep_args a;
+    memset(&a, 0, sizeof a);
+    a.nx = op->u.sep.nx;
+    a.ny = op->u.sep.ny;
+    a.cw = op->u.sep.center_w;
+    a.kw = op->u.sep.conv_w;
+    a.io.border = (int)op->u.sep.border;
+    a.io.bv = op->u.sep.border_value;
+    uint32_t border_px;
+    if (!cw_border_px(a.io, &border_px) || a.cw != 0.0f || a.kw != 1.0f || a.nx < v.mma) return 0;
+    return sep_mma_takes(a, op) ? 1 : 0;
+}

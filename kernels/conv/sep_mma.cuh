@@ -173,10 +173,10 @@ static __device__ __forceinline__ void sm_put(uint32_t (*planes)[SM_ROWS_IN][sm_
 /* Each block walks tiles blockIdx.x, + gridDim.x, ... (row by row of
  * tiles_x): the tap matrices are built once per block, and each tile's
  * loads are issued while the tile before is summed. */
-template <int N>
+template <int N, bool THEN>
 __global__ void __launch_bounds__(SM_THREADS, 2)
     sep_mma(conv_io io, sep_walk_taps<N> k, uint32_t border_px, float h_offset, int vec, int ax0, int ay0, int tiles_x,
-            int tiles)
+            int tiles, sep_then th)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int R = (N - 1) / 2;
@@ -288,10 +288,24 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
 #pragma unroll
                     for (int ch = 0; ch < 4; ch++)
                         n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(c[ch] * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
-                    const uint32_t px =
+                    uint32_t px =
                         __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
-                    if (gx >= io.dx0 && gx < x_end && gy >= io.dy0 && gy < y_end)
-                        *(uint32_t *)(io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(gx - io.dx0) * 4) = px;
+                    if (gx >= io.dx0 && gx < x_end && gy >= io.dy0 && gy < y_end) {
+                        if constexpr (THEN) {
+                            /* the orientation after: the pixel's place in the
+                             * oriented image, and the matrix it carries (the
+                             * matrix kernel's rule, on the rounded bytes) */
+                            if (th.matrix) {
+                                union { uint32_t w; uint8_t e[4]; } q = { px };
+                                matrix_pixel<uint8_t, 4, true>(q.e, th.k);
+                                px = q.w;
+                            }
+                            const int x = th.a * gx + th.b * gy + th.e, y = th.c * gx + th.d * gy + th.f;
+                            *(uint32_t *)(io.dst + (size_t)y * io.dp + (size_t)x * 4) = px;
+                        } else {
+                            *(uint32_t *)(io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(gx - io.dx0) * 4) = px;
+                        }
+                    }
                 }
             }
     }
@@ -303,7 +317,7 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
  * device with the tensor instructions used (compute capability 8.0 on). */
 static bool sep_mma_takes(const sep_args &a, const tsk_op *op)
 {
-    if (a.nx < 3 || a.nx > 15) return false;
+    if (a.nx < 3 || a.nx > 15 || a.ny != a.nx) return false;
     double sx = 0, sy = 0;
     for (int i = 0; i < a.nx; i++) {
         sx += fabs((double)op->u.sep.kx[i]);
@@ -350,8 +364,15 @@ static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border
     const int tiles = tiles_x * ((a.io.dy0 + a.io.dh - ay0 + SM_TH - 1) / SM_TH);
     /* 16-byte loads: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
-    const int blocks = sm_blocks<sep_mma<N>>(tiles);
-    sep_mma<N><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, -1024.0f * sum, vec, ax0, ay0, tiles_x, tiles);
+    if (a.then.on) {
+        const int blocks = sm_blocks<sep_mma<N, true>>(tiles);
+        sep_mma<N, true><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, -1024.0f * sum, vec, ax0, ay0, tiles_x,
+                                                       tiles, a.then);
+    } else {
+        const int blocks = sm_blocks<sep_mma<N, false>>(tiles);
+        sep_mma<N, false><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, -1024.0f * sum, vec, ax0, ay0, tiles_x,
+                                                        tiles, a.then);
+    }
     return TSK_LAUNCH_CHECK("separable convolution (tensor cores)", err);
 }
 

@@ -608,10 +608,12 @@ static ts_view dev_view(unsigned char *buf, ts_rect r, int full_w, int full_h, i
     return v;
 }
 
-/* An orientation carrying a fused matrix is one stage of its own. */
+/* An op carrying a fused one is a stage of its own. */
 static const char *stage_name(const tsk_op *op)
 {
     if (op->kind == TSK_ORIENT && op->u.orient.matrix) return "orient+matrix";
+    if (op->kind == TSK_CONV_SEP && op->u.sep.then.code)
+        return op->u.sep.then.code == 1 ? "conv_sep+matrix" : op->u.sep.then.matrix ? "conv_sep+orient+matrix" : "conv_sep+orient";
     const tsk_kind_info *info = tsk_kind_info_of(op->kind);
     return info ? info->stage : "kernel";
 }
@@ -825,12 +827,12 @@ static ts_status layout_make(ts_engine *e, const ts_chain *chain, const ts_image
     memset(L, 0, sizeof *L);
     ts_status st = ts_plan_make(chain, in->w, in->h, in->c, in->type, &L->plan, err);
     if (st != TS_OK) return st;
-    ts_plan_fuse(&L->plan);  /* each op is a pass through device memory */
     const ts_plan *p = &L->plan;
     L->c = in->c;
     L->esz = (size_t)in->type;
     L->expand = in->c == 3 && p->n > 0;
     L->cw = L->expand ? 4 : in->c;
+    ts_plan_fuse(&L->plan, L->cw);  /* each op is a pass through device memory */
     L->out_w = p->w[p->n];
     L->out_h = p->h[p->n];
     L->r = malloc(sizeof *L->r * (size_t)(p->n + 1));

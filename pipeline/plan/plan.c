@@ -170,7 +170,38 @@ ts_status ts_plan_make(const ts_chain *chain, int w, int h, int c, ts_type type,
     return TS_OK;
 }
 
-int ts_plan_fuse(ts_plan *plan)
+/* A separable convolution the GPU writes oriented (tsk_gpu_sep_fuses)
+ * takes the ORIENT after it (with the matrix it carries), or a MATRIX after
+ * it as the identity orientation with that matrix. */
+static int fuse_after_sep(ts_plan *plan, int device_c)
+{
+    int n = 0;
+    for (int i = 0; i < plan->n; i++) {
+        tsk_op *k = &plan->ops[i], *prev = n > 0 ? &plan->ops[n - 1] : NULL;
+        if (prev && prev->kind == TSK_CONV_SEP && prev->u.sep.then.code == 0 &&
+            (k->kind == TSK_ORIENT || k->kind == TSK_MATRIX) && tsk_gpu_sep_fuses(prev, device_c, plan->type)) {
+            if (k->kind == TSK_ORIENT) {
+                prev->u.sep.then = k->u.orient;
+            } else {
+                prev->u.sep.then.code = 1;
+                prev->u.sep.then.matrix = 1;
+                memcpy(prev->u.sep.then.m, k->u.matrix.m, sizeof prev->u.sep.then.m);
+            }
+            plan->w[n] = plan->w[i + 1];
+            plan->h[n] = plan->h[i + 1];
+            continue;
+        }
+        plan->ops[n] = *k;
+        plan->w[n + 1] = plan->w[i + 1];
+        plan->h[n + 1] = plan->h[i + 1];
+        n++;
+    }
+    int removed = plan->n - n;
+    plan->n = n;
+    return removed;
+}
+
+int ts_plan_fuse(ts_plan *plan, int device_c)
 {
     int n = 0;
     for (int i = 0; i < plan->n; i++) {
@@ -195,7 +226,7 @@ int ts_plan_fuse(ts_plan *plan)
     }
     int removed = plan->n - n;
     plan->n = n;
-    return removed;
+    return removed + fuse_after_sep(plan, device_c);
 }
 
 void ts_plan_free(ts_plan *plan)

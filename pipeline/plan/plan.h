@@ -29,11 +29,13 @@ void ts_plan_free(ts_plan *plan);
 
 /* Fuse what one kernel can do in one pass through memory: a MATRIX next to
  * an ORIENT rides in it (tsk.h: the two commute, and the fused op gives the
- * same bytes). A plan-level decision for the GPU engine, where each op is a
- * pass through device memory; the CPU backend keeps its ops apart (its
- * tiles stay in cache, and its matrix has SIMD row functions). Returns how
- * many ops it removed. */
-int ts_plan_fuse(ts_plan *plan);
+ * same bytes); then a separable convolution that the GPU can write oriented
+ * (tsk_gpu_sep_fuses, for images of device_c channels on the device) takes
+ * the ORIENT or MATRIX after it (u.sep.then). A plan-level decision for the
+ * GPU engine, where each op is a pass through device memory; the CPU
+ * backend keeps its ops apart (its tiles stay in cache, and its matrix has
+ * SIMD row functions). Returns how many ops it removed. */
+int ts_plan_fuse(ts_plan *plan, int device_c);
 
 /* Fill r[0..n] with the region of every stage that output region out needs
  * (r[n] = out). */
