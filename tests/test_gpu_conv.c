@@ -75,6 +75,9 @@ typedef struct conv_family {
      * same order (column walk; warp walk at 4 and 2 pixels a lane, lean, in
      * one wave), on walk cases 0 .. walks_cases - 1 (those of 3 and 5 taps) */
     int walks[5], walks_cases;
+    /* the same for the tensor-core versions (v13's sums in v13's order),
+     * on walk cases 0 .. mmas_cases - 1; none where mmas[0] is 0 */
+    int mmas[3], mmas_cases;
     void (*large)(conv_case cases[LARGE_CASES]);
     void (*stream_ops)(tsk_op ops[STREAM_OPS]);
     /* test_errors: a valid op, two invalid changes of it, and which axis a
@@ -201,7 +204,7 @@ static void sep_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_sep = {
     "sep", TSK_CONV_SEP, sep_small, sep_region, sep_medium, sep_misaligned,
-    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, { 8, 9, 10, 11, 12 }, 10, sep_large, sep_stream_ops,
+    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, { 8, 9, 10, 11, 12 }, 10, { 13, 15, 16 }, 7 * 5, sep_large, sep_stream_ops,
     sep_error_op, sep_break, 0, sep_timing, sep_f32_tol, sep_describe,
 };
 
@@ -318,7 +321,7 @@ static void c2d_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_2d = {
     "2d", TSK_CONV_2D, c2d_small, c2d_region, c2d_medium, c2d_misaligned,
-    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, { 7, 8, 9, 10, 11 }, 30, c2d_large, c2d_stream_ops,
+    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, { 7, 8, 9, 10, 11 }, 30, { 0 }, 0, c2d_large, c2d_stream_ops,
     c2d_error_op, c2d_break, 1, c2d_timing, c2d_f32_tol, c2d_describe,
 };
 
@@ -419,23 +422,22 @@ static void test_rgba8_walk(void)
     check_case(&frac, 70, 50, 4, TS_U8, whole(70, 50), 0, "rgba8 walk fractional border");
 }
 
-/* The walks make the same sums in the same order, so they give the same
- * bytes, not only bytes within 1 of the reference: 3 and 5 taps, every
- * border, on an image whose width ends inside a strip of every width. */
-static void test_walks_agree(void)
+/* versions[0..nv-1] give the same bytes on the first `cases` walk ops,
+ * on an image whose width ends inside a strip (a tile) of every width. */
+static void versions_agree(const int *versions, int nv, int cases, const char *what)
 {
     ts_view img = timg_whole(1001, 131, 4, TS_U8), got = timg_whole(1001, 131, 4, TS_U8), first = got;
     first.data = NULL;
     ts_err err;
     timg_random(&img);
     ts_view src = timg_to_device(&img);
-    for (int k = 0; k < fam->walks_cases; k++) {
+    for (int k = 0; k < cases; k++) {
         tsk_op op = fam->walk_op(k, 77.0f);
-        for (int i = 0; i < (int)(sizeof fam->walks / sizeof fam->walks[0]); i++) {
-            if (!gc_version_wanted(fam->walks[i])) continue;
+        for (int i = 0; i < nv; i++) {
+            if (!gc_version_wanted(versions[i])) continue;
             ts_view out = timg_device_poisoned(&img);
-            tsk_launch l = { 0, fam->walks[i], TS_PATH_GLOBAL, 0 };
-            CHECK_MSG(tsk_gpu_apply(&op, &src, &out, &l, &err) == TS_OK, "walk v%d: %s", fam->walks[i], err.msg);
+            tsk_launch l = { 0, versions[i], TS_PATH_GLOBAL, 0 };
+            CHECK_MSG(tsk_gpu_apply(&op, &src, &out, &l, &err) == TS_OK, "%s v%d: %s", what, versions[i], err.msg);
             CHECK(cudaDeviceSynchronize() == cudaSuccess);
             timg_from_device(&got, &out);
             timg_device_free(&out);
@@ -445,7 +447,7 @@ static void test_walks_agree(void)
                 continue;
             }
             char name[64];
-            snprintf(name, sizeof name, "walk v%d against v%d, case %d", fam->walks[i], fam->walks[0], k);
+            snprintf(name, sizeof name, "%s v%d against v%d, case %d", what, versions[i], versions[0], k);
             CHECK_MSG(timg_compare(&got, &first, 0.0, name) == 0.0, "%s differs", name);
         }
         if (first.data) timg_free(&first);
@@ -453,6 +455,15 @@ static void test_walks_agree(void)
     timg_device_free(&src);
     timg_free(&img);
     timg_free(&got);
+}
+
+/* The walks make the same sums in the same order, so they give the same
+ * bytes, not only bytes within 1 of the reference: 3 and 5 taps, every
+ * border. So do the tensor-core versions, at 3 to 15 taps. */
+static void test_walks_agree(void)
+{
+    versions_agree(fam->walks, (int)(sizeof fam->walks / sizeof fam->walks[0]), fam->walks_cases, "walk");
+    if (fam->mmas[0]) versions_agree(fam->mmas, (int)(sizeof fam->mmas / sizeof fam->mmas[0]), fam->mmas_cases, "tensor");
 }
 
 /* Two streams, slots 0 and 1, each switching between two tap sets on every

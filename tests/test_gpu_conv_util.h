@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { GC_MAX_VERSIONS = 16, GC_MARGIN_ROWS = 2, GC_MARGIN = 64 };
+enum { GC_MAX_VERSIONS = 24, GC_MARGIN_ROWS = 2, GC_MARGIN = 64 };
 
 static const char *const gc_border_names[] = { "replicate", "reflect101", "reflect", "wrap", "constant" };
 

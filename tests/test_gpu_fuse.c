@@ -103,35 +103,46 @@ static void check_fused(const tsk_op *fused, int W, int H, ts_rect r, size_t shi
     timg_poison(&ref);
     CHECK_MSG(tsk_ref_apply(fused, &src, &ref, &err) == TS_OK, "%s: reference: %s", name, err.msg);
 
-    gc_dev dsrc, dmid, dtwo, dfused;
-    CHECK(gc_upload(&dsrc, &src, shift) && gc_dev_alloc(&dmid, &mid_h, shift) && gc_dev_alloc(&dtwo, &out_h, shift) &&
-          gc_dev_alloc(&dfused, &out_h, shift));
-    tsk_launch l = { NULL, 0, TS_PATH_GLOBAL, 0 };
-    CHECK_MSG(tsk_gpu_apply(&conv, &dsrc.v, &dmid.v, &l, &err) == TS_OK, "%s: convolution: %s", name, err.msg);
-    CHECK_MSG(tsk_gpu_apply(&orient, &dmid.v, &dtwo.v, &l, &err) == TS_OK, "%s: orientation: %s", name, err.msg);
-    CHECK_MSG(tsk_gpu_apply(fused, &dsrc.v, &dfused.v, &l, &err) == TS_OK, "%s: fused: %s", name, err.msg);
-    CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s: kernel failed", name);
+    /* the default version (what the planner fuses for) and each
+     * tensor-core version by number: the orientation's kernel after the
+     * convolution of that version */
+    static const int versions[] = { 0, 13, 15, 16 };
+    for (int vi = 0; vi < (int)(sizeof versions / sizeof versions[0]); vi++) {
+        gc_dev dsrc, dmid, dtwo, dfused;
+        CHECK(gc_upload(&dsrc, &src, shift) && gc_dev_alloc(&dmid, &mid_h, shift) &&
+              gc_dev_alloc(&dtwo, &out_h, shift) && gc_dev_alloc(&dfused, &out_h, shift));
+        tsk_launch l = { NULL, versions[vi], TS_PATH_GLOBAL, 0 }, lo = { NULL, 0, TS_PATH_GLOBAL, 0 };
+        CHECK_MSG(tsk_gpu_apply(&conv, &dsrc.v, &dmid.v, &l, &err) == TS_OK, "%s v%d: convolution: %s", name,
+                  versions[vi], err.msg);
+        CHECK_MSG(tsk_gpu_apply(&orient, &dmid.v, &dtwo.v, &lo, &err) == TS_OK, "%s: orientation: %s", name, err.msg);
+        CHECK_MSG(tsk_gpu_apply(fused, &dsrc.v, &dfused.v, &l, &err) == TS_OK, "%s v%d: fused: %s", name,
+                  versions[vi], err.msg);
+        CHECK_MSG(cudaDeviceSynchronize() == cudaSuccess, "%s v%d: kernel failed", name, versions[vi]);
 
-    long touched_two = 0, touched = 0;
-    ts_view two = download(&dtwo, &out_h, &touched_two), got = download(&dfused, &out_h, &touched);
-    CHECK_MSG(touched == 0, "%s: %ld bytes outside the destination region written", name, touched);
-    CHECK_MSG(touched_two == 0, "%s: the two ops wrote %ld bytes outside their region", name, touched_two);
-    CHECK_MSG(timg_views_equal(&got, &two, name), "%s: differs from the two ops on the GPU", name);
-    const double tol = tolerance(fused);
-    const double d = timg_compare(&got, &ref, tol, name);
-    CHECK_MSG(d <= tol, "%s: differs from the reference by %g (allowed %g)", name, d, tol);
+        long touched_two = 0, touched = 0;
+        ts_view two = download(&dtwo, &out_h, &touched_two), got = download(&dfused, &out_h, &touched);
+        CHECK_MSG(touched == 0, "%s v%d: %ld bytes outside the destination region written", name, versions[vi],
+                  touched);
+        CHECK_MSG(touched_two == 0, "%s v%d: the two ops wrote %ld bytes outside their region", name, versions[vi],
+                  touched_two);
+        CHECK_MSG(timg_views_equal(&got, &two, name), "%s v%d: differs from the two ops on the GPU", name,
+                  versions[vi]);
+        const double tol = tolerance(fused);
+        const double d = timg_compare(&got, &ref, tol, name);
+        CHECK_MSG(d <= tol, "%s v%d: differs from the reference by %g (allowed %g)", name, versions[vi], d, tol);
+        gc_dev_free(&dsrc);
+        gc_dev_free(&dmid);
+        gc_dev_free(&dtwo);
+        gc_dev_free(&dfused);
+        timg_free(&two);
+        timg_free(&got);
+    }
 
-    gc_dev_free(&dsrc);
-    gc_dev_free(&dmid);
-    gc_dev_free(&dtwo);
-    gc_dev_free(&dfused);
     timg_free(&img);
     timg_free(&src);
     timg_free(&mid_h);
     timg_free(&out_h);
     timg_free(&ref);
-    timg_free(&two);
-    timg_free(&got);
 }
 
 static ts_rect whole_out(const tsk_op *op, int W, int H)

@@ -70,17 +70,17 @@ struct c2d_args {
  * name, how it runs, fused multiply-add, fast loads and stores, outputs per
  * thread in units of K, tile rows. */
 static constexpr conv_version c2d_versions[] = {
-    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false, 0 },
-    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false, 0 },
-    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false, 0 },
-    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32, 0, false, false, 0 },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false, 0 },
-    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32, 0, false, false, 0 },
-    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false, 0 },
-    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0, 4, false, false, 0 },
-    { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2, false, false, 0 },
-    { "v10 v9 with row addresses stepped inside the image (else v7)", CONV_WARP, true, true, 0, 0, 2, true, false, 0 },
-    { "v11 v10 in one wave of tall strips (else v7)", CONV_WARP, true, true, 0, 0, 2, true, true, 0 },
+    { "v1 naive global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false, 0, 0 },
+    { "v2 naive global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false, 0, 0 },
+    { "v3 padded smem tile, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false, 0, 0 },
+    { "v4 smem tile, K px/thread in registers, staged coalesced stores, fma", CONV_TILED, true, true, 1, 32, 0, false, false, 0, 0 },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false, 0, 0 },
+    { "v6 v4 with 2K px/thread", CONV_TILED, true, true, 2, 32, 0, false, false, 0, 0 },
+    { "v7 column walk, rows in registers, fma (RGBA8 NxN lin/abs, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false, 0, 0 },
+    { "v8 warp walk, no smem/barriers, fma (RGBA8 NxN lin/abs N<=5, else v7)", CONV_WARP, true, true, 0, 0, 4, false, false, 0, 0 },
+    { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2, false, false, 0, 0 },
+    { "v10 v9 with row addresses stepped inside the image (else v7)", CONV_WARP, true, true, 0, 0, 2, true, false, 0, 0 },
+    { "v11 v10 in one wave of tall strips (else v7)", CONV_WARP, true, true, 0, 0, 2, true, true, 0, 0 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */

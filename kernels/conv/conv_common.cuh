@@ -917,6 +917,9 @@ struct conv_version {
     bool wave;   /* CONV_WARP: a grid of one wave, strips as tall as that makes them (else WW_ROWS) */
     int mma;     /* CONV_WARP: the tensor cores from this many taps on, where the family has them
                   * for the op (0: never); else the warp walk */
+    int raw;     /* with mma: 0 for the tensor-core kernel that converts tiles on their way into
+                  * shared memory (separable v13), else the one that copies them raw (v15), at
+                  * this many blocks an SM */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

@@ -58,6 +58,12 @@
  *       with N x N taps, N <= 15, absolute tap sums at most 1, compute
  *       capability 8.0 on; everything else runs as v11.
  *   v14 v13 from 7 taps on, v11 below: each where it is the faster.
+ *   v15 v13 with the tiles copied raw into shared memory by cp.async (no
+ *       registers hold the next tile, no conversion pass), three blocks an
+ *       SM, and output slots ordered for one 8-byte store per lane and row
+ *       (sep_mma.cuh). v13's sums in v13's order: its bytes.
+ *   v16 v15 at four blocks an SM (64 registers, a few bytes spilled).
+ *   v17 v15 from 7 taps on, v11 below.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -82,7 +88,7 @@ __constant__ sep_bank c_sep_bank[TSK_SLOTS];
 __device__ sep_bank g_sep_bank[TSK_SLOTS];  /* v1: the same taps in global memory */
 
 /* An orientation (and matrix) written with the convolution's output
- * (tsk.h, u.sep.then; only v13 takes it): output pixel (x, y) of the
+ * (tsk.h, u.sep.then; only v13 and v15 take it): output pixel (x, y) of the
  * convolution, in the image's coordinates, goes to byte (y' dp + 4 x') of
  * the destination with x' = a x + b y + e, y' = c x + d y + f (the
  * destination region's origin folded into e and f). */
@@ -106,20 +112,23 @@ struct sep_args {
  * thread in units of K or (warp walk) pixels a lane, tile rows (v7: 8 per
  * output of a thread, 16 K). */
 static constexpr conv_version sep_versions[] = {
-    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false, 0 },
-    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false, 0 },
-    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false, 0 },
-    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0, false, false, 0 },
-    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false, 0 },
-    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0, false, false, 0 },
-    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0, false, false, 0 },
-    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false, 0 },
-    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4, false, false, 0 },
-    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2, false, false, 0 },
-    { "v11 v10 with row addresses stepped inside the image (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 0 },
-    { "v12 v11 in one wave of tall strips (else v8)", CONV_WARP, true, true, 0, 0, 2, true, true, 0 },
-    { "v13 tensor cores, half taps, float sums (RGBA8 NxN gauss/box N<=15, else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3 },
-    { "v14 v13 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7 },
+    { "v1 naive two-pass global, taps in global memory", CONV_NAIVE_GLOBAL, false, false, 0, 0, 0, false, false, 0, 0 },
+    { "v2 two-pass global, taps in constant memory", CONV_NAIVE_CONST, false, false, 0, 0, 0, false, false, 0, 0 },
+    { "v3 fused smem tile + padded row sums, 1 px/thread", CONV_TILED, false, false, 0, 32, 0, false, false, 0, 0 },
+    { "v4 fused smem tile, K px/thread in registers, vector io, fma", CONV_TILED, true, true, 1, 32, 0, false, false, 0, 0 },
+    { "v5 v4 with exact mul+add (bit-exact)", CONV_TILED, false, true, 1, 32, 0, false, false, 0, 0 },
+    { "v6 v4 with 64-row tiles", CONV_TILED, true, true, 1, 64, 0, false, false, 0, 0 },
+    { "v7 v4 with 2K px/thread, 8K-row tiles", CONV_TILED, true, true, 2, 0, 0, false, false, 0, 0 },
+    { "v8 column walk, rows in registers, fma (RGBA8 NxN gauss/box, else v4)", CONV_WALK, true, true, 0, 0, 0, false, false, 0, 0 },
+    { "v9 warp walk, no smem/barriers, fma (RGBA8 NxN gauss/box N<=5, else v8)", CONV_WARP, true, true, 0, 0, 4, false, false, 0, 0 },
+    { "v10 v9 with 2 px/lane: half the ring, more warps (else v8)", CONV_WARP, true, true, 0, 0, 2, false, false, 0, 0 },
+    { "v11 v10 with row addresses stepped inside the image (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 0, 0 },
+    { "v12 v11 in one wave of tall strips (else v8)", CONV_WARP, true, true, 0, 0, 2, true, true, 0, 0 },
+    { "v13 tensor cores, half taps, float sums (RGBA8 NxN gauss/box N<=15, else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 0 },
+    { "v14 v13 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 0 },
+    { "v15 v13 with raw tiles by cp.async, 3 blocks/SM, 8-byte stores (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3 },
+    { "v16 v15 at 4 blocks/SM (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 4 },
+    { "v17 v15 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3 },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -440,10 +449,10 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
     if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
         return TS_OK;
     if (v.mma && a.nx >= v.mma) {
-        const ts_status st = sep_mma_version(a, op, border_px, s, done, err);
+        const ts_status st = sep_mma_version(a, op, border_px, v.raw, s, done, err);
         if (*done) return st;
     }
-    if (a.then.on) return TS_OK;  /* only v13 writes an orientation after */
+    if (a.then.on) return TS_OK;  /* only the tensor-core versions write an orientation after */
     *done = 1;
     switch (a.nx) {
     case 3: return sep_warp_of<3>(a, op, border_px, v, s, err);
@@ -525,9 +534,9 @@ struct sep_family {
     static constexpr int count = (int)(sizeof sep_versions / sizeof sep_versions[0]);
     /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
      * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"): the
-     * tensor cores from 7 taps on, the lean warp walk below; cases neither
-     * takes run v8, then v4 */
-    static constexpr int default_version = 14;
+     * tensor cores (v15's kernel) from 7 taps on, the lean warp walk
+     * below; cases neither takes run v8, then v4 */
+    static constexpr int default_version = 17;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
     static constexpr auto check = sep_check;
     static constexpr auto upload = sep_upload;

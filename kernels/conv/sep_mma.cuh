@@ -97,12 +97,82 @@ static __device__ __forceinline__ uint32_t sm_tap(const __half *taps, int i, int
     return i >= 0 && i < n ? (uint32_t)__half_as_ushort(taps[i]) : 0u;
 }
 
+/* Taps 0..N-1 of each direction into shared memory as halves, zero up to 16. */
+template <int N>
+static __device__ __forceinline__ void sm_put_taps(__half (*taps)[16], const sep_walk_taps<N> &k)
+{
+    if (threadIdx.x < 16) {
+        __half x = __float2half_rn(0.0f), y = x;
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            if ((int)threadIdx.x == i) {
+                x = __float2half_rn(k.kx[i]);
+                y = __float2half_rn(k.ky[i]);
+            }
+        taps[0][threadIdx.x] = x;
+        taps[1][threadIdx.x] = y;
+    }
+}
+
+/* Row-sum slot m as a column of the warp's 8: v13 takes m / 2; v15 pairs
+ * slots so that the column sums leave a lane columns 2t and 2t + 1. */
+static __host__ __device__ constexpr int sm_col(int m, bool paired) { return paired ? ((m >> 1) & 3) * 2 + (m >> 3) : m / 2; }
+
+/* The banded tap matrices as the lane's A fragments: element (m, kk) of
+ * ah[s] (row sums) or av[s] (column sums) at m = g + 8 (i & 1), kk = 16 s
+ * + 2 t + 8 (i >> 1) + e. */
+template <int N, bool PAIRED>
+static __device__ __forceinline__ void sm_tap_fragments(const __half (*taps)[16], int g, int t,
+                                                        uint32_t (&ah)[sm_shape<(N - 1) / 2>::KH][4],
+                                                        uint32_t (&av)[2][4])
+{
+    constexpr int R = (N - 1) / 2;
+    using S = sm_shape<R>;
+#pragma unroll
+    for (int s = 0; s < S::KH; s++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int m = g + 8 * (i & 1), kk = 16 * s + 2 * t + 8 * (i >> 1);
+            /* kk is even: its element e is channel e of pixel kk / 2, which
+             * output slot m takes only for its own channel m & 1 */
+            const int tap = kk / 2 - sm_col(m, PAIRED) + R - S::R4;
+            ah[s][i] = (m & 1) ? sm_tap(taps[0], tap, N) << 16 : sm_tap(taps[0], tap, N);
+        }
+#pragma unroll
+    for (int s = 0; s < 2; s++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int m = g + 8 * (i & 1), kr = 16 * s + 2 * t + 8 * (i >> 1);
+            av[s][i] = sm_tap(taps[1], kr - m, N) | sm_tap(taps[1], kr + 1 - m, N) << 16;
+        }
+}
+
 /* A lane's part of a tile's input: its 4-pixel chunk (lane < CHUNKS) of
  * rows warp, warp + SM_WARPS, ... as loaded, before conversion. */
 enum { SM_ROWS_PER_WARP = SM_ROWS_IN / SM_WARPS };
 struct sm_rows {
     uint32_t w[SM_ROWS_PER_WARP][4];
 };
+
+/* The 4-pixel chunk at column gx of image row gy where the tile is not
+ * all inside (through the border mode; zero where no output needs it or
+ * none is asked for): one 16-byte load where whole, else pixel by pixel.
+ * cols: each pixel's byte offset from cw_col, -2 where not needed. */
+template <int R>
+static __device__ __forceinline__ uint4 sm_chunk(const conv_io &io, uint32_t border_px, int gy, int gx, bool none,
+                                                 bool whole, const int (&cols)[4])
+{
+    const int ny0 = io.dy0 - R, ny1 = io.dy0 + io.dh + R;
+    none = none || gy < ny0 || gy >= ny1;
+    const unsigned char *row = none ? (const unsigned char *)0 : cw_row(io, gy);
+    if (!none && whole && row) return __ldg((const uint4 *)(row + (size_t)(gx - io.sx0) * 4));
+    uint4 v;
+    v.x = none || cols[0] == -2 ? 0u : cw_load(row, cols[0], border_px);
+    v.y = none || cols[1] == -2 ? 0u : cw_load(row, cols[1], border_px);
+    v.z = none || cols[2] == -2 ? 0u : cw_load(row, cols[2], border_px);
+    v.w = none || cols[3] == -2 ? 0u : cw_load(row, cols[3], border_px);
+    return v;
+}
 
 /* Load the lane's chunks of the tile whose first column and row are tx0,
  * ty0 (the prefetch of a tile ahead). */
@@ -136,16 +206,8 @@ static __device__ __forceinline__ void sm_load(const conv_io &io, uint32_t borde
     for (int p = 0; p < 4; p++) cols[p] = gx + p >= nx0 && gx + p < nx1 ? cw_col(io, gx + p, true) : -2;
 #pragma unroll
     for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
-        const int gy = ty0 + warp + SM_WARPS * i;
-        const unsigned char *row = gy >= ny0 && gy < ny1 ? cw_row(io, gy) : (const unsigned char *)0;
-        const bool none = !mine || gy < ny0 || gy >= ny1;
-        if (!none && whole && row) {
-            const uint4 v = __ldg((const uint4 *)(row + (size_t)(gx - io.sx0) * 4));
-            pf.w[i][0] = v.x; pf.w[i][1] = v.y; pf.w[i][2] = v.z; pf.w[i][3] = v.w;
-        } else {
-#pragma unroll
-            for (int p = 0; p < 4; p++) pf.w[i][p] = none || cols[p] == -2 ? 0u : cw_load(row, cols[p], border_px);
-        }
+        const uint4 v = sm_chunk<R>(io, border_px, ty0 + warp + SM_WARPS * i, gx, !mine, whole, cols);
+        pf.w[i][0] = v.x; pf.w[i][1] = v.y; pf.w[i][2] = v.z; pf.w[i][3] = v.w;
     }
 }
 
@@ -186,17 +248,7 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
     int tile = (int)blockIdx.x;
     if (tile >= tiles) return;
 
-    if (threadIdx.x < 16) {
-        __half x = __float2half_rn(0.0f), y = x;
-#pragma unroll
-        for (int i = 0; i < N; i++)
-            if ((int)threadIdx.x == i) {
-                x = __float2half_rn(k.kx[i]);
-                y = __float2half_rn(k.ky[i]);
-            }
-        taps[0][threadIdx.x] = x;
-        taps[1][threadIdx.x] = y;
-    }
+    sm_put_taps<N>(taps, k);
     sm_rows pf;
     {
         const int X0 = ax0 + (tile % tiles_x) * SM_TW, Y0 = ay0 + (tile / tiles_x) * SM_TH;
@@ -205,26 +257,8 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
     __syncthreads();
 
     const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = (int)threadIdx.x >> 5;
-    /* the banded tap matrices as A fragments: element (m, kk) of a[s] at
-     * m = g + 8 (i & 1), kk = 16 s + 2 t + 8 (i >> 1) + e */
     uint32_t ah[S::KH][4], av[2][4];
-#pragma unroll
-    for (int s = 0; s < S::KH; s++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int m = g + 8 * (i & 1), kk = 16 * s + 2 * t + 8 * (i >> 1);
-            /* kk is even: its element e is channel e of pixel kk / 2, which
-             * output slot m takes only for its own channel m & 1 */
-            const int tap = kk / 2 - m / 2 + R - S::R4;
-            ah[s][i] = (m & 1) ? sm_tap(taps[0], tap, N) << 16 : sm_tap(taps[0], tap, N);
-        }
-#pragma unroll
-    for (int s = 0; s < 2; s++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int m = g + 8 * (i & 1), kr = 16 * s + 2 * t + 8 * (i >> 1);
-            av[s][i] = sm_tap(taps[1], kr - m, N) | sm_tap(taps[1], kr + 1 - m, N) << 16;
-        }
+    sm_tap_fragments<N, false>(taps, g, t, ah, av);
     const int lq = lane >> 3, lr = lane & 7;
     const uint32_t *lp = &planes[lq >> 1][lr][8 * warp + 4 * (lq & 1)];
     const int x_end = io.dx0 + io.dw, y_end = io.dy0 + io.dh;
@@ -312,7 +346,234 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
 #endif
 }
 
-/* Whether v13 takes the op: the walks' cases (gauss and box, N x N) with N
+/* ------------------------------------------------------------------ v15
+ * v13 with three changes, each aimed at what the profile of v13 showed
+ * (docs/PERFORMANCE.md, "Separable convolution"): 128 registers a thread
+ * held it to 16 warps an SM with one eligible warp per scheduler, and its
+ * 4-byte stores filled half of each 32-byte sector.
+ * 1. The next tile's input goes into shared memory raw, by cp.async: no
+ *    registers hold it while this tile is summed and no pass converts it.
+ *    The B fragments are made from the raw pixels as they are needed: one
+ *    ldmatrix gives a lane pixel t and t + 4 of its row for two k16 steps,
+ *    and four byte permutes a step make the (1024 + byte) halves of both
+ *    channel pairs. Tiles that touch the border or the region's edge are
+ *    stored pixel by pixel through the border mode, as v13 loads them.
+ * 2. Three or four blocks an SM (at most 80 or 64 registers; four spill
+ *    a few bytes), the row blocks summed as the column sums need them
+ *    (four held at a time, not six).
+ * 3. The row sums' output slots are ordered so that column sums leave a
+ *    lane pixels 2t and 2t + 1 of its rows, not t and t + 4: one 8-byte
+ *    store a row, whole sectors. Slot m is column sm_col(m, true), channel m & 1.
+ * Each output column takes the same taps in the same k16 steps as in v13,
+ * so the sums and the bytes are v13's. */
+
+static __device__ __forceinline__ void sr_ldmatrix_x2(uint32_t (&b)[2], const uint32_t *p)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(b[0]), "=r"(b[1]) : "r"(s) : "memory");
+}
+
+static __device__ __forceinline__ void sr_cp16(uint32_t *dst, const void *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+
+static __device__ __forceinline__ void sr_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+static __device__ __forceinline__ void sr_wait_all_but_last() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+/* The tile whose first column and row are tx0, ty0 into buf, raw: lane l
+ * of warp w takes the 4-pixel chunk l of rows w, w + SM_WARPS, ... By
+ * cp.async where the whole tile is inside the image and the region's
+ * needs (as sm_load's fast case), else loaded through the border and
+ * stored now. */
+template <int R>
+static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t border_px, int vec, int tx0, int ty0,
+                                               uint32_t (*buf)[sm_shape<R>::PITCH])
+{
+    using S = sm_shape<R>;
+    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+    if (lane >= S::CHUNKS) return;
+    const int nx0 = io.dx0 - R, nx1 = io.dx0 + io.dw + R, ny0 = io.dy0 - R, ny1 = io.dy0 + io.dh + R;
+    const int gx = tx0 + 4 * lane;
+    if (vec && tx0 >= max(0, nx0) && tx0 + S::TWI <= min(io.fw, nx1) && ty0 >= max(0, ny0) &&
+        ty0 + SM_ROWS_IN <= min(io.fh, ny1)) {
+        const unsigned char *p = io.src + (ptrdiff_t)(ty0 + warp - io.sy0) * (ptrdiff_t)io.sp + (ptrdiff_t)(gx - io.sx0) * 4;
+#pragma unroll
+        for (int i = 0; i < SM_ROWS_PER_WARP; i++)
+            sr_cp16(&buf[warp + SM_WARPS * i][4 * lane], p + (ptrdiff_t)(SM_WARPS * i) * (ptrdiff_t)io.sp);
+        return;
+    }
+    const bool whole = vec && gx >= 0 && gx >= nx0 && gx + 4 <= io.fw && gx + 4 <= nx1;
+    int cols[4];
+#pragma unroll
+    for (int p = 0; p < 4; p++) cols[p] = gx + p >= nx0 && gx + p < nx1 ? cw_col(io, gx + p, true) : -2;
+#pragma unroll 1
+    for (int i = 0; i < SM_ROWS_PER_WARP; i++)
+        *(uint4 *)&buf[warp + SM_WARPS * i][4 * lane] =
+            sm_chunk<R>(io, border_px, ty0 + warp + SM_WARPS * i, gx, false, whole, cols);
+}
+
+/* Row sums of row block j (8 input rows) of the raw tile at lb (this
+ * lane's ldmatrix address), both channel pairs, as half2 B fragments of
+ * the column sums: h[pair][slot half]. */
+template <int R>
+static __device__ __forceinline__ void sr_rows(const uint32_t *lb, int j, const uint32_t (&ah)[sm_shape<R>::KH][4],
+                                               float h_offset, uint32_t (&h)[2][2])
+{
+    using S = sm_shape<R>;
+    float d[2][4];
+#pragma unroll
+    for (int s = 0; s < S::KH; s += 2) {
+        uint32_t w[4];
+        if (s + 1 < S::KH) {
+            sm_ldmatrix_x4(w, lb + 8 * j * S::PITCH + 8 * s);
+        } else {
+            uint32_t w2[2];
+            sr_ldmatrix_x2(w2, lb + 8 * j * S::PITCH + 8 * s);
+            w[0] = w2[0]; w[1] = w2[1]; w[2] = w[3] = 0u;
+        }
+#pragma unroll
+        for (int q = 0; q < 2 && s + q < S::KH; q++) {
+            /* pixel t and t + 4 of the step: channels 0 and 2, then 1 and 3 */
+            const uint32_t p0 = w[2 * q], p1 = w[2 * q + 1];
+            const uint32_t b00 = __byte_perm(p0, 0x64646464u, 0x4240u), b01 = __byte_perm(p1, 0x64646464u, 0x4240u);
+            const uint32_t b10 = __byte_perm(p0, 0x64646464u, 0x4341u), b11 = __byte_perm(p1, 0x64646464u, 0x4341u);
+            if (s + q == 0) {
+                sm_mma_c(d[0], ah[0], b00, b01, h_offset);
+                sm_mma_c(d[1], ah[0], b10, b11, h_offset);
+            } else {
+                sm_mma(d[0], ah[s + q], b00, b01);
+                sm_mma(d[1], ah[s + q], b10, b11);
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < 2; p++) {
+        h[p][0] = sm_half2(d[p][0], d[p][1]);
+        h[p][1] = sm_half2(d[p][2], d[p][3]);
+    }
+}
+
+/* Output rows Y0 + 16 mb .. + 15 of the warp's 8 columns from the row
+ * sums of row blocks 2 mb .. 2 mb + 3 (a0..a3): column sums, rounding as
+ * v13, then lane (g, t) stores pixels 2t and 2t + 1 of rows g and g + 8. */
+template <bool THEN>
+static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then &th, const uint32_t (&av)[2][4],
+                                              const uint32_t (&a0)[2][2], const uint32_t (&a1)[2][2],
+                                              const uint32_t (&a2)[2][2], const uint32_t (&a3)[2][2], int gx, int gy0,
+                                              int st8)
+{
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2;
+    float v[2][2][4];
+#pragma unroll
+    for (int nb = 0; nb < 2; nb++)
+#pragma unroll
+        for (int p = 0; p < 2; p++) {
+            sm_mma_c(v[nb][p], av[0], a0[p][nb], a1[p][nb], 0.0f);
+            sm_mma(v[nb][p], av[1], a2[p][nb], a3[p][nb]);
+        }
+    const int x_end = io.dx0 + io.dw, y_end = io.dy0 + io.dh;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int gy = gy0 + g + 8 * h;
+        uint32_t px[2];
+#pragma unroll
+        for (int nb = 0; nb < 2; nb++) {
+            const float c[4] = { v[nb][0][2 * h], v[nb][1][2 * h], v[nb][0][2 * h + 1], v[nb][1][2 * h + 1] };
+            uint32_t n[4];
+#pragma unroll
+            for (int ch = 0; ch < 4; ch++)
+                n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(c[ch] * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
+            px[nb] = __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+        }
+        if (gy < io.dy0 || gy >= y_end) continue;
+        if constexpr (THEN) {
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++) {
+                const int x0 = gx + nb;
+                if (x0 < io.dx0 || x0 >= x_end) continue;
+                uint32_t q = px[nb];
+                if (th.matrix) {
+                    union { uint32_t w; uint8_t e[4]; } u = { q };
+                    matrix_pixel<uint8_t, 4, true>(u.e, th.k);
+                    q = u.w;
+                }
+                const int x = th.a * x0 + th.b * gy + th.e, y = th.c * x0 + th.d * gy + th.f;
+                *(uint32_t *)(io.dst + (size_t)y * io.dp + (size_t)x * 4) = q;
+            }
+        } else {
+            unsigned char *row = io.dst + (size_t)(gy - io.dy0) * io.dp;
+            if (st8 && gx >= io.dx0 && gx + 2 <= x_end) {
+                *(uint2 *)(row + (size_t)(gx - io.dx0) * 4) = make_uint2(px[0], px[1]);
+            } else {
+#pragma unroll
+                for (int nb = 0; nb < 2; nb++)
+                    if (gx + nb >= io.dx0 && gx + nb < x_end) *(uint32_t *)(row + (size_t)(gx + nb - io.dx0) * 4) = px[nb];
+            }
+        }
+    }
+}
+
+/* Blocks walk tiles as in v13; buffer it & 1 holds this tile's input
+ * while the next one's lands in the other. */
+template <int N, bool THEN, int BLOCKS_PER_SM>
+__global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
+    sep_mma_raw(conv_io io, sep_walk_taps<N> k, uint32_t border_px, float h_offset, int vec, int st8, int ax0, int ay0,
+                int tiles_x, int tiles, sep_then th)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    static_assert(SM_BLOCKS == 6, "two m-blocks of 16 rows from row blocks 0..3 and 2..5");
+    constexpr int R = (N - 1) / 2;
+    using S = sm_shape<R>;
+    __shared__ __align__(16) uint32_t raw[2][SM_ROWS_IN][S::PITCH];
+    __shared__ __half taps[2][16];
+    int tile = (int)blockIdx.x;
+    if (tile >= tiles) return;
+
+    sm_put_taps<N>(taps, k);
+    sr_fill<R>(io, border_px, vec, ax0 + (tile % tiles_x) * SM_TW - S::R4, ay0 + (tile / tiles_x) * SM_TH - R, raw[0]);
+    sr_commit();
+    __syncthreads();
+
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = (int)threadIdx.x >> 5;
+    /* output slot m of the row sums is column sm_col(m, true) */
+    uint32_t ah[S::KH][4], av[2][4];
+    sm_tap_fragments<N, true>(taps, g, t, ah, av);
+    /* ldmatrix x4: matrix q of row block j is rows lane & 7, pixels
+     * 4 (q & 1) .. of k16 step q >> 1 */
+    const int lq = lane >> 3;
+    const uint32_t *lp = &raw[0][lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
+
+    for (int it = 0; tile < tiles; tile += (int)gridDim.x, it ^= 1) {
+        const int X0 = ax0 + (tile % tiles_x) * SM_TW, Y0 = ay0 + (tile / tiles_x) * SM_TH;
+        /* every warp is done with the other buffer (the last tile's) */
+        __syncthreads();
+        const int next = tile + (int)gridDim.x;
+        if (next < tiles)
+            sr_fill<R>(io, border_px, vec, ax0 + (next % tiles_x) * SM_TW - S::R4,
+                       ay0 + (next / tiles_x) * SM_TH - R, raw[it ^ 1]);
+        sr_commit();
+        sr_wait_all_but_last();
+        __syncthreads();
+
+        const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
+        const int gx = X0 + 8 * warp + 2 * t;
+        uint32_t h0[2][2], h1[2][2], h2[2][2], h3[2][2];
+        sr_rows<R>(lb, 0, ah, h_offset, h0);
+        sr_rows<R>(lb, 1, ah, h_offset, h1);
+        sr_rows<R>(lb, 2, ah, h_offset, h2);
+        sr_rows<R>(lb, 3, ah, h_offset, h3);
+        sr_out<THEN>(io, th, av, h0, h1, h2, h3, gx, Y0, st8);
+        sr_rows<R>(lb, 4, ah, h_offset, h0);
+        sr_rows<R>(lb, 5, ah, h_offset, h1);
+        sr_out<THEN>(io, th, av, h2, h3, h0, h1, gx, Y0 + 16, st8);
+    }
+#endif
+}
+
+/* Whether v13 and v15 take the op: the walks' cases (gauss and box, N x N) with N
  * <= 15, taps whose absolute sums are at most 1 (the bound above), and a
  * device with the tensor instructions used (compute capability 8.0 on). */
 static bool sep_mma_takes(const sep_args &a, const tsk_op *op)
@@ -345,8 +606,26 @@ static int sm_blocks(int tiles)
     return tiles < per_sm * sms ? tiles : per_sm * sms;
 }
 
+template <int N, int B>
+static ts_status sep_mma_raw_go(const sep_args &a, const sep_walk_taps<N> &k, uint32_t border_px, float off, int vec,
+                                int st8, int ax0, int ay0, int tiles_x, int tiles, cudaStream_t s, ts_err *err)
+{
+    if (a.then.on) {
+        const int blocks = sm_blocks<sep_mma_raw<N, true, B>>(tiles);
+        sep_mma_raw<N, true, B><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
+                                                              tiles, a.then);
+    } else {
+        const int blocks = sm_blocks<sep_mma_raw<N, false, B>>(tiles);
+        sep_mma_raw<N, false, B><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
+                                                               tiles, a.then);
+    }
+    return TSK_LAUNCH_CHECK("separable convolution (tensor cores, raw tiles)", err);
+}
+
+/* raw: 0 for v13's kernel, else v15's at that many blocks an SM (3 or 4). */
 template <int N>
-static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, cudaStream_t s,
+                            ts_err *err)
 {
     sep_walk_taps<N> k;
     float sum = 0.0f;  /* the taps as halves sum exactly in float */
@@ -364,32 +643,38 @@ static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border
     const int tiles = tiles_x * ((a.io.dy0 + a.io.dh - ay0 + SM_TH - 1) / SM_TH);
     /* 16-byte loads: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
-    if (a.then.on) {
+    const float off = -1024.0f * sum;
+    if (raw) {
+        /* v15's 8-byte stores: a lane's pixel pair starts at an even image
+         * column, so at an even column of an 8-byte aligned destination */
+        const int st8 = (a.io.dx0 & 1) == 0 && a.io.dp % 8 == 0 && ((uintptr_t)a.io.dst & 7u) == 0;
+        if (raw == 4) return sep_mma_raw_go<N, 4>(a, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, s, err);
+        return sep_mma_raw_go<N, 3>(a, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, s, err);
+    } else if (a.then.on) {
         const int blocks = sm_blocks<sep_mma<N, true>>(tiles);
-        sep_mma<N, true><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, -1024.0f * sum, vec, ax0, ay0, tiles_x,
-                                                       tiles, a.then);
+        sep_mma<N, true><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, ax0, ay0, tiles_x, tiles, a.then);
     } else {
         const int blocks = sm_blocks<sep_mma<N, false>>(tiles);
-        sep_mma<N, false><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, -1024.0f * sum, vec, ax0, ay0, tiles_x,
-                                                        tiles, a.then);
+        sep_mma<N, false><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, ax0, ay0, tiles_x, tiles, a.then);
     }
     return TSK_LAUNCH_CHECK("separable convolution (tensor cores)", err);
 }
 
-/* v13 for N x N taps: *done = 1 and the status when it takes the op. */
-static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
-                                 ts_err *err)
+/* v13 (raw: v15, v16) for N x N taps: *done = 1 and the status when it takes
+ * the op. */
+static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, cudaStream_t s,
+                                 int *done, ts_err *err)
 {
     if (!sep_mma_takes(a, op)) return TS_OK;
     *done = 1;
     switch (a.nx) {
-    case 3: return sep_mma_go<3>(a, op, border_px, s, err);
-    case 5: return sep_mma_go<5>(a, op, border_px, s, err);
-    case 7: return sep_mma_go<7>(a, op, border_px, s, err);
-    case 9: return sep_mma_go<9>(a, op, border_px, s, err);
-    case 11: return sep_mma_go<11>(a, op, border_px, s, err);
-    case 13: return sep_mma_go<13>(a, op, border_px, s, err);
-    case 15: return sep_mma_go<15>(a, op, border_px, s, err);
+    case 3: return sep_mma_go<3>(a, op, border_px, raw, s, err);
+    case 5: return sep_mma_go<5>(a, op, border_px, raw, s, err);
+    case 7: return sep_mma_go<7>(a, op, border_px, raw, s, err);
+    case 9: return sep_mma_go<9>(a, op, border_px, raw, s, err);
+    case 11: return sep_mma_go<11>(a, op, border_px, raw, s, err);
+    case 13: return sep_mma_go<13>(a, op, border_px, raw, s, err);
+    case 15: return sep_mma_go<15>(a, op, border_px, raw, s, err);
     default: *done = 0; return TS_OK;
     }
 }
