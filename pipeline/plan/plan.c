@@ -170,6 +170,23 @@ ts_status ts_plan_make(const ts_chain *chain, int w, int h, int c, ts_type type,
     return TS_OK;
 }
 
+/* The fusing passes compact the plan in place: op i kept as op n, with
+ * the size of the stage after it. */
+static void keep_op(ts_plan *plan, int i, int n)
+{
+    plan->ops[n] = plan->ops[i];
+    plan->w[n + 1] = plan->w[i + 1];
+    plan->h[n + 1] = plan->h[i + 1];
+}
+
+/* n ops kept: how many the pass removed. */
+static int end_fuse(ts_plan *plan, int n)
+{
+    const int removed = plan->n - n;
+    plan->n = n;
+    return removed;
+}
+
 /* A separable convolution the GPU writes oriented (tsk_gpu_sep_fuses)
  * takes the ORIENT after it (with the matrix it carries), or a MATRIX after
  * it as the identity orientation with that matrix. */
@@ -191,14 +208,9 @@ static int fuse_after_sep(ts_plan *plan, int device_c)
             plan->h[n] = plan->h[i + 1];
             continue;
         }
-        plan->ops[n] = *k;
-        plan->w[n + 1] = plan->w[i + 1];
-        plan->h[n + 1] = plan->h[i + 1];
-        n++;
+        keep_op(plan, i, n++);
     }
-    int removed = plan->n - n;
-    plan->n = n;
-    return removed;
+    return end_fuse(plan, n);
 }
 
 int ts_plan_fuse(ts_plan *plan, int device_c)
@@ -218,14 +230,9 @@ int ts_plan_fuse(ts_plan *plan, int device_c)
             memcpy(into->u.orient.m, k->u.matrix.m, sizeof into->u.orient.m);
             continue;
         }
-        /* keep op i, and the size of the stage after it */
-        plan->ops[n] = *k;
-        plan->w[n + 1] = plan->w[i + 1];
-        plan->h[n + 1] = plan->h[i + 1];
-        n++;
+        keep_op(plan, i, n++);
     }
-    int removed = plan->n - n;
-    plan->n = n;
+    const int removed = end_fuse(plan, n);
     return removed + fuse_after_sep(plan, device_c);
 }
 
