@@ -272,6 +272,7 @@ static void bench_transpose(ts_bench *b)
 enum { CHAIN_MAX_OPS = 8 };
 typedef struct chain_run {
     int n;
+    int sep_version;                 /* the separable op's version (0: the default) */
     tsk_op ops[CHAIN_MAX_OPS];
     ts_view mid[CHAIN_MAX_OPS + 1];  /* mid[0]: the input (data set per run), mid[n]: the output */
 } chain_run;
@@ -283,6 +284,7 @@ static int launch_chain(const ts_bench_io *io, int buf, void *ctx, char *msg, si
     c->mid[0].data = io->in[buf];
     for (int k = 0; k < c->n; k++) {
         ts_err err = { TS_OK, "" };
+        l.version = c->ops[k].kind == TSK_CONV_SEP ? c->sep_version : 0;
         if (tsk_gpu_apply(&c->ops[k], &c->mid[k], &c->mid[k + 1], &l, &err) != TS_OK) {
             snprintf(msg, msg_len, "op %d: %s", k + 1, err.msg);
             return 1;
@@ -291,7 +293,7 @@ static int launch_chain(const ts_bench_io *io, int buf, void *ctx, char *msg, si
     return 0;
 }
 
-static void bench_chain(ts_bench *b, const char *text, int fuse)
+static void bench_chain(ts_bench *b, const char *text, int fuse, int sep_version)
 {
     ts_chain *chain = NULL;
     ts_plan plan;
@@ -312,6 +314,7 @@ static void bench_chain(ts_bench *b, const char *text, int fuse)
     } else {
         /* intermediates alternate between out and tmp, the last in out */
         c->n = plan.n;
+        c->sep_version = sep_version;
         c->mid[0] = bench_view(b->io.in[0], b->io.in_pitch, plan.w[0], plan.h[0]);
         for (int k = 0; k < plan.n; k++) {
             const int to_out = (plan.n - 1 - k) % 2 == 0;
@@ -320,8 +323,10 @@ static void bench_chain(ts_bench *b, const char *text, int fuse)
             c->mid[k + 1] = bench_view(to_out ? b->io.out : b->io.tmp, pitch, plan.w[k + 1], plan.h[k + 1]);
             if (!to_out && pitch * (size_t)plan.h[k + 1] > b->io.tmp_pitch * (size_t)b->io.h) c->n = -1;
         }
-        snprintf(variant, sizeof variant, "%s: %d op%s%s, default versions", text, plan.n, plan.n == 1 ? "" : "s",
-                 fuse ? " as the engine fuses them" : " one by one");
+        char sep[32] = "default versions";
+        if (sep_version) snprintf(sep, sizeof sep, "separable v%d", sep_version);
+        snprintf(variant, sizeof variant, "%s: %d op%s%s, %s", text, plan.n, plan.n == 1 ? "" : "s",
+                 fuse ? " as the engine fuses them" : " one by one", sep);
         if (c->n < 0) ts_bench_fail(b, "chain", variant, "an intermediate does not fit");
         else ts_bench_line(b, "chain", variant, 8.0 * b->io.w * b->io.h, (double)b->io.w * b->io.h, launch_chain, c);
     }
@@ -421,8 +426,12 @@ static void bench_all_lines(ts_bench *b)
     bench_conv2d(b);
     bench_resize(b, "resize-up", 2.0);
     bench_resize(b, "resize-down", 0.5);
-    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 0);
-    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1);
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 0, 0);
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 0);
+    /* the fused outputs of the tensor-core versions: v13's, v15's and v18's */
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 13);
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 15);
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 18);
 }
 
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)

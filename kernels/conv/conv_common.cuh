@@ -920,6 +920,8 @@ struct conv_version {
     int raw;     /* with mma: 0 for the tensor-core kernel that converts tiles on their way into
                   * shared memory (separable v13), else the one that copies them raw (v15), at
                   * this many blocks an SM */
+    bool steps;  /* with raw = 3: an orientation after stored by byte steps, the matrix on the
+                  * rounded values (separable v18) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

@@ -64,6 +64,12 @@
  *       (sep_mma.cuh). v13's sums in v13's order: its bytes.
  *   v16 v15 at four blocks an SM (64 registers, a few bytes spilled).
  *   v17 v15 from 7 taps on, v11 below.
+ *   v18 v15 with a leaner output where an orientation (and a matrix) is
+ *       fused after it: the destination's byte steps per column and row
+ *       worked out once, one address a lane; the matrix applied to the
+ *       rounded values, not to bytes packed and unpacked; no per-pixel
+ *       region checks in tiles wholly inside. v15's bytes. Alone, v15.
+ *   v19 v18 from 7 taps on, v11 below.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -77,6 +83,8 @@
 #include "point/matrix_pixel.cuh"
 
 #include <cuda_fp16.h>
+#include <limits.h>
+#include <stdlib.h>
 
 /* Taps of one slot; unused taps are zero so that equal banks compare equal. */
 struct sep_bank {
@@ -97,6 +105,10 @@ struct sep_then {
     int a, b, e, c, d, f;
     int matrix;
     float k[12];  /* matrix_coef's k: m with m[4i+3] * 255 */
+    /* v18: the same map as byte steps, pixel (x, y) at byte base + x sx +
+     * y sy of the destination; steps = 0 where they do not fit an int */
+    int steps, sx, sy;
+    long long base;
 };
 
 struct sep_args {
@@ -129,6 +141,8 @@ static constexpr conv_version sep_versions[] = {
     { "v15 v13 with raw tiles by cp.async, 3 blocks/SM, 8-byte stores (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3 },
     { "v16 v15 at 4 blocks/SM (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 4 },
     { "v17 v15 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3 },
+    { "v18 v15 with a lean fused orientation (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, true },
+    { "v19 v18 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -449,7 +463,7 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
     if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
         return TS_OK;
     if (v.mma && a.nx >= v.mma) {
-        const ts_status st = sep_mma_version(a, op, border_px, v.raw, s, done, err);
+        const ts_status st = sep_mma_version(a, op, border_px, v.raw, v.steps, s, done, err);
         if (*done) return st;
     }
     if (a.then.on) return TS_OK;  /* only the tensor-core versions write an orientation after */
@@ -518,6 +532,11 @@ static sep_args sep_args_of(const tsk_op *op, const ts_view *src, ts_view *dst, 
     }
     a.io = conv_io_of(src, &mid, (int)op->u.sep.border, op->u.sep.border_value, op->alpha_passthrough);
     a.then = sep_then_of(op->u.sep.then, src->full_w, src->full_h, dst->x0, dst->y0);
+    const long long dp = (long long)a.io.dp, sx = 4LL * a.then.a + dp * a.then.c, sy = 4LL * a.then.b + dp * a.then.d;
+    a.then.steps = a.then.on && llabs(sx) <= INT_MAX / 16 && llabs(sy) <= INT_MAX / 16;
+    a.then.sx = a.then.steps ? (int)sx : 0;
+    a.then.sy = a.then.steps ? (int)sy : 0;
+    a.then.base = 4LL * a.then.e + dp * a.then.f;
     a.slot = slot;
     a.nx = op->u.sep.nx;
     a.ny = op->u.sep.ny;

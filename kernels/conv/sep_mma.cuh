@@ -458,10 +458,49 @@ static __device__ __forceinline__ void sr_rows(const uint32_t *lb, int j, const 
     }
 }
 
+/* v18's output with an orientation after (and a matrix): the pixels of
+ * sr_out, rounded as there, the matrix applied to the rounded values
+ * without packing them into bytes and out again (the value k of a rounded
+ * channel is its bits less 1.5 * 2^23), and stored at byte base + x sx +
+ * y sy of the destination: one address a lane, three offsets, no map per
+ * pixel. INSIDE: the whole tile is in the region, so no pixel is checked.
+ * The matrix's rule is matrix_pixel's, so the bytes are v15's. */
+template <bool INSIDE>
+static __device__ __forceinline__ void sr_then_steps(const conv_io &io, const sep_then &th, const float (&v)[2][2][4],
+                                                     int gx, int gy0)
+{
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2;
+    const int x_end = io.dx0 + io.dw, y_end = io.dy0 + io.dh;
+    unsigned char *const at = io.dst + th.base + (long long)gx * th.sx + (long long)(gy0 + g) * th.sy;
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int nb = 0; nb < 2; nb++) {
+            const int gy = gy0 + g + 8 * h, x0 = gx + nb;
+            if (!INSIDE && (x0 < io.dx0 || x0 >= x_end || gy < io.dy0 || gy >= y_end)) continue;
+            const float c[4] = { v[nb][0][2 * h], v[nb][1][2 * h], v[nb][0][2 * h + 1], v[nb][1][2 * h + 1] };
+            uint32_t n[4];
+#pragma unroll
+            for (int ch = 0; ch < 4; ch++)
+                n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(c[ch] * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
+            if (th.matrix) {
+                const float r = __fsub_rn(__uint_as_float(n[0]), TS_EXACT_1P5);
+                const float gr = __fsub_rn(__uint_as_float(n[1]), TS_EXACT_1P5);
+                const float b = __fsub_rn(__uint_as_float(n[2]), TS_EXACT_1P5);
+#pragma unroll
+                for (int i = 0; i < 3; i++) n[i] = ts_exact_round_sat_bits(matrix_row(th.k, i, r, gr, b), 255.0f);
+            }
+            *(uint32_t *)(at + (nb ? th.sx : 0) + (h ? 8 * th.sy : 0)) =
+                __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+        }
+}
+
 /* Output rows Y0 + 16 mb .. + 15 of the warp's 8 columns from the row
  * sums of row blocks 2 mb .. 2 mb + 3 (a0..a3): column sums, rounding as
- * v13, then lane (g, t) stores pixels 2t and 2t + 1 of rows g and g + 8. */
-template <bool THEN>
+ * v13, then lane (g, t) stores pixels 2t and 2t + 1 of rows g and g + 8.
+ * STEPS: an orientation after is stored by sr_then_steps (v18), INSIDE
+ * telling it that the whole tile is in the region. */
+template <bool THEN, bool STEPS, bool INSIDE>
 static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then &th, const uint32_t (&av)[2][4],
                                               const uint32_t (&a0)[2][2], const uint32_t (&a1)[2][2],
                                               const uint32_t (&a2)[2][2], const uint32_t (&a3)[2][2], int gx, int gy0,
@@ -476,6 +515,10 @@ static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then 
             sm_mma_c(v[nb][p], av[0], a0[p][nb], a1[p][nb], 0.0f);
             sm_mma(v[nb][p], av[1], a2[p][nb], a3[p][nb]);
         }
+    if constexpr (THEN && STEPS) {
+        sr_then_steps<INSIDE>(io, th, v, gx, gy0);
+        return;
+    }
     const int x_end = io.dx0 + io.dw, y_end = io.dy0 + io.dh;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
@@ -520,7 +563,7 @@ static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then 
 
 /* Blocks walk tiles as in v13; buffer it & 1 holds this tile's input
  * while the next one's lands in the other. */
-template <int N, bool THEN, int BLOCKS_PER_SM>
+template <int N, bool THEN, int BLOCKS_PER_SM, bool STEPS>
 __global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
     sep_mma_raw(conv_io io, sep_walk_taps<N> k, uint32_t border_px, float h_offset, int vec, int st8, int ax0, int ay0,
                 int tiles_x, int tiles, sep_then th)
@@ -567,10 +610,14 @@ __global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
         sr_rows<R>(lb, 1, ah, h_offset, h1);
         sr_rows<R>(lb, 2, ah, h_offset, h2);
         sr_rows<R>(lb, 3, ah, h_offset, h3);
-        sr_out<THEN>(io, th, av, h0, h1, h2, h3, gx, Y0, st8);
+        const bool inside = STEPS && X0 >= io.dx0 && X0 + SM_TW <= io.dx0 + io.dw && Y0 >= io.dy0 &&
+                            Y0 + SM_TH <= io.dy0 + io.dh;
+        if (inside) sr_out<THEN, STEPS, true>(io, th, av, h0, h1, h2, h3, gx, Y0, st8);
+        else sr_out<THEN, STEPS, false>(io, th, av, h0, h1, h2, h3, gx, Y0, st8);
         sr_rows<R>(lb, 4, ah, h_offset, h0);
         sr_rows<R>(lb, 5, ah, h_offset, h1);
-        sr_out<THEN>(io, th, av, h2, h3, h0, h1, gx, Y0 + 16, st8);
+        if (inside) sr_out<THEN, STEPS, true>(io, th, av, h2, h3, h0, h1, gx, Y0 + 16, st8);
+        else sr_out<THEN, STEPS, false>(io, th, av, h2, h3, h0, h1, gx, Y0 + 16, st8);
     }
 #endif
 }
@@ -608,26 +655,20 @@ static int sm_blocks(int tiles)
     return tiles < per_sm * sms ? tiles : per_sm * sms;
 }
 
-template <int N, int B>
-static ts_status sep_mma_raw_go(const sep_args &a, const sep_walk_taps<N> &k, uint32_t border_px, float off, int vec,
-                                int st8, int ax0, int ay0, int tiles_x, int tiles, cudaStream_t s, ts_err *err)
+/* One of two instances of a kernel, Then where the op carries an
+ * orientation after it, in sm_blocks' blocks. */
+template <auto Plain, auto Then, typename... Args>
+static void sm_launch(bool then, int tiles, cudaStream_t s, Args... args)
 {
-    if (a.then.on) {
-        const int blocks = sm_blocks<sep_mma_raw<N, true, B>>(tiles);
-        sep_mma_raw<N, true, B><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
-                                                              tiles, a.then);
-    } else {
-        const int blocks = sm_blocks<sep_mma_raw<N, false, B>>(tiles);
-        sep_mma_raw<N, false, B><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
-                                                               tiles, a.then);
-    }
-    return TSK_LAUNCH_CHECK("separable convolution (tensor cores, raw tiles)", err);
+    if (then) Then<<<sm_blocks<Then>(tiles), SM_THREADS, 0, s>>>(args...);
+    else Plain<<<sm_blocks<Plain>(tiles), SM_THREADS, 0, s>>>(args...);
 }
 
-/* raw: 0 for v13's kernel, else v15's at that many blocks an SM (3 or 4). */
+/* raw: 0 for v13's kernel, else v15's at that many blocks an SM (3 or 4);
+ * steps: v18's output with an orientation after (3 blocks an SM). */
 template <int N>
-static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, cudaStream_t s,
-                            ts_err *err)
+static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps,
+                            cudaStream_t s, ts_err *err)
 {
     sep_walk_taps<N> k;
     float sum = 0.0f;  /* the taps as halves sum exactly in float */
@@ -646,37 +687,42 @@ static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border
     /* 16-byte loads: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
     const float off = -1024.0f * sum;
-    if (raw) {
-        /* v15's 8-byte stores: a lane's pixel pair starts at an even image
-         * column, so at an even column of an 8-byte aligned destination */
-        const int st8 = (a.io.dx0 & 1) == 0 && a.io.dp % 8 == 0 && ((uintptr_t)a.io.dst & 7u) == 0;
-        if (raw == 4) return sep_mma_raw_go<N, 4>(a, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, s, err);
-        return sep_mma_raw_go<N, 3>(a, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, s, err);
-    } else if (a.then.on) {
-        const int blocks = sm_blocks<sep_mma<N, true>>(tiles);
-        sep_mma<N, true><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, ax0, ay0, tiles_x, tiles, a.then);
-    } else {
-        const int blocks = sm_blocks<sep_mma<N, false>>(tiles);
-        sep_mma<N, false><<<blocks, SM_THREADS, 0, s>>>(a.io, k, border_px, off, vec, ax0, ay0, tiles_x, tiles, a.then);
+    const bool then = a.then.on;
+    if (!raw) {
+        sm_launch<sep_mma<N, false>, sep_mma<N, true>>(then, tiles, s, a.io, k, border_px, off, vec, ax0, ay0,
+                                                        tiles_x, tiles, a.then);
+        return TSK_LAUNCH_CHECK("separable convolution (tensor cores)", err);
     }
-    return TSK_LAUNCH_CHECK("separable convolution (tensor cores)", err);
+    /* v15's 8-byte stores: a lane's pixel pair starts at an even image
+     * column, so at an even column of an 8-byte aligned destination */
+    const int st8 = (a.io.dx0 & 1) == 0 && a.io.dp % 8 == 0 && ((uintptr_t)a.io.dst & 7u) == 0;
+    if (raw == 4)
+        sm_launch<sep_mma_raw<N, false, 4, false>, sep_mma_raw<N, true, 4, false>>(
+            then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, a.then);
+    else if (steps && a.then.steps)
+        sm_launch<sep_mma_raw<N, false, 3, false>, sep_mma_raw<N, true, 3, true>>(
+            then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, a.then);
+    else
+        sm_launch<sep_mma_raw<N, false, 3, false>, sep_mma_raw<N, true, 3, false>>(
+            then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, a.then);
+    return TSK_LAUNCH_CHECK("separable convolution (tensor cores, raw tiles)", err);
 }
 
-/* v13 (raw: v15, v16) for N x N taps: *done = 1 and the status when it takes
- * the op. */
-static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, cudaStream_t s,
-                                 int *done, ts_err *err)
+/* v13 (raw: v15, v16; steps: v18) for N x N taps: *done = 1 and the
+ * status when it takes the op. */
+static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps,
+                                 cudaStream_t s, int *done, ts_err *err)
 {
     if (!sep_mma_takes(a, op)) return TS_OK;
     *done = 1;
     switch (a.nx) {
-    case 3: return sep_mma_go<3>(a, op, border_px, raw, s, err);
-    case 5: return sep_mma_go<5>(a, op, border_px, raw, s, err);
-    case 7: return sep_mma_go<7>(a, op, border_px, raw, s, err);
-    case 9: return sep_mma_go<9>(a, op, border_px, raw, s, err);
-    case 11: return sep_mma_go<11>(a, op, border_px, raw, s, err);
-    case 13: return sep_mma_go<13>(a, op, border_px, raw, s, err);
-    case 15: return sep_mma_go<15>(a, op, border_px, raw, s, err);
+    case 3: return sep_mma_go<3>(a, op, border_px, raw, steps, s, err);
+    case 5: return sep_mma_go<5>(a, op, border_px, raw, steps, s, err);
+    case 7: return sep_mma_go<7>(a, op, border_px, raw, steps, s, err);
+    case 9: return sep_mma_go<9>(a, op, border_px, raw, steps, s, err);
+    case 11: return sep_mma_go<11>(a, op, border_px, raw, steps, s, err);
+    case 13: return sep_mma_go<13>(a, op, border_px, raw, steps, s, err);
+    case 15: return sep_mma_go<15>(a, op, border_px, raw, steps, s, err);
     default: *done = 0; return TS_OK;
     }
 }

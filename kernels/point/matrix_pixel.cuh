@@ -40,6 +40,14 @@ __device__ __forceinline__ void matrix_coef(const float *m, float k[12])
     for (int i = 0; i < 3; i++) k[4 * i + 3] = __fmul_rn(k[4 * i + 3], tsk_px<T>::maxv());
 }
 
+/* Output channel i of colour r, g, b before its rounding: the rule every
+ * caller applies, in the reference's order. */
+__device__ __forceinline__ float matrix_row(const float k[12], int i, float r, float g, float b)
+{
+    const float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
+    return __fadd_rn(__fadd_rn(s, __fmul_rn(k[4 * i + 2], b)), k[4 * i + 3]);
+}
+
 /* One pixel of C channels, in place; alpha (the last of 2 or 4) is kept. */
 template <typename T, int C, bool FAST>
 __device__ __forceinline__ void matrix_pixel(T *p, const float k[12])
@@ -48,11 +56,7 @@ __device__ __forceinline__ void matrix_pixel(T *p, const float k[12])
     if (C >= 3) {
         float r = X::load(p[0]), g = X::load(p[1]), b = X::load(p[2]);
 #pragma unroll
-        for (int i = 0; i < 3; i++) {
-            float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
-            s = __fadd_rn(s, __fmul_rn(k[4 * i + 2], b));
-            p[i] = X::store(__fadd_rn(s, k[4 * i + 3]));
-        }
+        for (int i = 0; i < 3; i++) p[i] = X::store(matrix_row(k, i, r, g, b));
     } else {
         p[0] = X::store(__fadd_rn(__fmul_rn(k[0], X::load(p[0])), k[3]));
     }
