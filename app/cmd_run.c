@@ -341,6 +341,9 @@ static void fill_batch_opts(const cli_opts *o, ts_batch_opts *bo)
     bo->no_shrink_on_load = o->no_shrink_on_load;
     bo->process_start = ts_now() - seconds_since_exec();
     bo->background_release = 1;   /* the process leaves with _exit (cmd_run) and the system takes it all back */
+    /* the rates take the GPU's start a few tens of ms: measured only where
+     * the stage table or the report shows them */
+    bo->skip_rates = !(o->verbose || o->stats || o->report);
 }
 
 /* Write --report, --trace and --timeline; 0 when one failed (each named). */

@@ -481,6 +481,8 @@ typedef struct ts_batch_opts {
     void (*on_image_begin)(void *ctx, const ts_image_result *r, int done, int total);
     double process_start;     /* ts_now() when the program began (0 = unknown): the report's phases count from it */
     int background_release;   /* 1: the GPU side is released on a thread of its own (see ts_gpu_threads_pending) */
+    int skip_rates;           /* 1: the GPU's start does not measure the bus and copy rates (the result's
+                                 peak stays 0): for runs that neither print nor report them */
 } ts_batch_opts;
 
 /* Where a run's time went, exec to exit: each phase as [start, end] in

@@ -173,7 +173,7 @@ ts_status ts_batch_gpu_start(batch *b, ts_err *err)
     const ts_batch_opts *o = b->o;
     /* Pinned memory is locked RAM: half the budget at most. */
     ts_gpu_start_opts go = { o->device, o->codec, o->gpus, o->chain_text, o->streams, o->tile_w, o->tile_h, o->path,
-                             b->budget / 2, b->wants_jpeg };
+                             b->budget / 2, b->wants_jpeg, !o->skip_rates };
     int on_thread = b->mode == RUN_CPU_THEN_GPU || b->early_decode;
     if (!(b->gpu_start = ts_gpu_start_begin(&go, on_thread, b->mode == RUN_CPU_THEN_GPU ? gpu_soon : NULL, gpu_arrived, b)))
         return ts_err_set(err, TS_E_NOMEM, "out of memory");

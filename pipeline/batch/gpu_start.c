@@ -119,10 +119,13 @@ static void make(ts_gpu_start *g)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%d", k ? "," : "", devices[k]);
         snprintf(s->device + strlen(s->device), sizeof s->device - strlen(s->device), " x %d engines (devices %s)", n, names);
     }
-    s->rates[0] = ts_now();
-    ts_err perr = { 0 };
-    ts_engine_peak_rates(s->set.e[0], &s->peak, &perr);   /* zeros if it fails: the table then omits shares */
-    s->rates[1] = ts_now();
+    if (g->o.rates) {
+        /* zeros if it fails or is not asked for: the table then omits shares */
+        s->rates[0] = ts_now();
+        ts_err perr = { 0 };
+        ts_engine_peak_rates(s->set.e[0], &s->peak, &perr);
+        s->rates[1] = ts_now();
+    }
     /* every engine on the codec's device: decoded pixels and JPEG outputs need not cross the bus */
     if (ts_engine_set_one_device(&s->set))
         ts_codec_session_keep_on_device(s->codecs, 1, ts_engine_device_allocator(s->set.e[0]));

@@ -29,6 +29,7 @@ typedef struct ts_gpu_start_opts {
     ts_path path;
     uint64_t pinned_limit;
     int wants_jpeg;           /* some file of the run is a JPEG: nvJPEG may take part */
+    int rates;                /* measure the bus and copy rates (ts_engine_peak_rates) */
 } ts_gpu_start_opts;
 
 typedef struct ts_gpu_start ts_gpu_start;
