@@ -553,9 +553,10 @@ struct sep_family {
     static constexpr int count = (int)(sizeof sep_versions / sizeof sep_versions[0]);
     /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
      * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"): the
-     * tensor cores (v15's kernel) from 7 taps on, the lean warp walk
-     * below; cases neither takes run v8, then v4 */
-    static constexpr int default_version = 17;
+     * tensor cores (v15's kernel, v18's output where an orientation is
+     * fused after it) from 7 taps on, the lean warp walk below; cases
+     * neither takes run v8, then v4 */
+    static constexpr int default_version = 19;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
     static constexpr auto check = sep_check;
     static constexpr auto upload = sep_upload;

@@ -1,4 +1,4 @@
-/* sep_mma.cuh - separable v13 and v15 (v16, v17): the row sums and the
+/* sep_mma.cuh - separable v13 and v15 (v16..v19): the row sums and the
  * column sums as matrix products on the tensor cores (RGBA8 gauss and box,
  * N x N taps, N <= 15). Included by conv_sep.cu, whose sep_warp_version
  * launches them. This comment describes v13; v15's changes to it are
