@@ -120,6 +120,12 @@ void ts_batch_trace(batch *b, int lane, const char *stage, double t0, double t1,
 size_t ts_batch_image_bytes(const ts_image *img);
 const ts_chain *ts_batch_chain_for(batch *b, const job *j);            /* the chain job j runs */
 
+/* stages.c (worker w, trace lane lane, no lock held) */
+void ts_batch_probe(batch *b, int i);                   /* job i's cost in memory, chain and decoder */
+int ts_batch_decode(batch *b, int i, int lane, int w);  /* 1: job i decoded, ready for its ops */
+void ts_batch_cpu_ops(batch *b, int i, int lane);       /* job i's chain on the CPU */
+void ts_batch_encode(batch *b, int i, int lane, int w); /* job i written (temp name, then renamed) */
+
 /* gpu_feed.c */
 ts_status ts_batch_gpu_start(batch *b, ts_err *err);    /* now, or on its own thread (auto, early_decode) */
 void ts_batch_gpu_defer(batch *b);                      /* --device auto: start once it is worth it */
