@@ -59,4 +59,18 @@ expect_rc 0 "auto, a short job" "$ts" run "$work/in" -o "$work/short" --ops "$op
 # no more images than workers: the job ends within an image's time, so the GPU is not even started
 expect_rc 0 "auto, one image" "$ts" run "$pats/checker-512.png" -o "$work/one" --device auto -q -j 2 --report "$work/r3.json"
 [ "$cuda" = 0 ] || contains "$work/r3.json" '"gpu_note": "not started: 1 image, one a CPU worker"'
+# --device gpu with the CPU codecs decodes while the GPU starts, finding the
+# device only then: with one, every image is written (on the GPU); without
+# one (or without CUDA), exit 2 with the cause and no output at all
+"$ts" run "$work/in" -o "$work/pure" --ops "$ops" --device gpu --codec cpu -q >"$work/pure.txt" 2>&1
+rc=$?
+if [ "$rc" = 0 ]; then
+    for f in checker-512.png odd-1001x667.png astronaut.jpg; do
+        [ -s "$work/pure/in/$f" ] || fail "--device gpu --codec cpu: $f not written"
+    done
+else
+    [ "$rc" = 2 ] || fail "--device gpu --codec cpu without a GPU: exit $rc (want 2)"
+    grep -qi "gpu\|cuda" "$work/pure.txt" || { fail "--device gpu without a GPU: no cause given"; cat "$work/pure.txt"; }
+    [ -z "$(find "$work/pure" -type f 2>/dev/null)" ] || fail "--device gpu without a GPU wrote files"
+fi
 finish test_cli_backends
