@@ -137,8 +137,8 @@ static void on_image(void *ctx, const ts_image_result *r, int done, int total)
         clear_line(p);
         fprintf(stderr, "tilestream: warning: %s: %s\n", r->input, r->warning);
     }
-    if (failed && r->status == TS_E_INTERRUPTED) {
-        return; /* never started after a Ctrl-C: the last line says how many were done */
+    if (failed && r->not_started) {
+        return; /* never begun (Ctrl-C, a device error): the last lines say how many were done, and why */
     } else if (failed) {
         clear_line(p);
         fprintf(stderr, "tilestream: %s %s\n", o->dry_run ? "would refuse" : "FAILED", r->error);

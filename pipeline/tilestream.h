@@ -426,6 +426,8 @@ typedef struct ts_image_result {
     uint64_t in_bytes, out_bytes;  /* file sizes */
     char warning[160];        /* done, but something was left out ("" = nothing) */
     int on_gpu;               /* the backend that ran its ops: 1 the GPU, 0 the CPU */
+    int not_started;          /* not processed: a stop or a device error ended the run before its ops
+                                 (status says which); counted in n_not_started, not in n_failed */
 } ts_image_result;
 
 struct ts_batch_result;
@@ -505,7 +507,7 @@ typedef struct ts_run_phases {
 
 typedef struct ts_batch_result {
     int n_images, n_ok, n_failed, n_skipped;
-    int n_not_started;        /* left when a stop (Ctrl-C, SIGTERM) came: not failed, not done */
+    int n_not_started;        /* left when a stop (Ctrl-C, SIGTERM) or a device error came: not failed, not done */
     double wall_s;            /* the whole call: setup_s + work_s + finish_s */
     double setup_s;           /* listing, probing the device, starting the engines, up to the first file */
     double work_s;            /* the workers, from the first file to the last */

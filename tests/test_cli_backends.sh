@@ -72,5 +72,7 @@ else
     [ "$rc" = 2 ] || fail "--device gpu --codec cpu without a GPU: exit $rc (want 2)"
     grep -qi "gpu\|cuda" "$work/pure.txt" || { fail "--device gpu without a GPU: no cause given"; cat "$work/pure.txt"; }
     [ -z "$(find "$work/pure" -type f 2>/dev/null)" ] || fail "--device gpu without a GPU wrote files"
+    # the images it never began are counted, not listed one by one as failures
+    ! grep -q "FAILED" "$work/pure.txt" || { fail "--device gpu without a GPU listed images never begun"; cat "$work/pure.txt"; }
 fi
 finish test_cli_backends

@@ -67,7 +67,7 @@ void ts_batch_finish(batch *b, int i)
         double t = ts_now() - b->t_origin;
         if (b->r->phases.first_image < 0) b->r->phases.first_image = t;
         b->r->phases.last_image = t;
-    } else if (res->status == TS_E_INTERRUPTED) b->r->n_not_started++;   /* a stop came first */
+    } else if (res->not_started) b->r->n_not_started++;   /* a stop or a device error came first */
     else b->r->n_failed++;
     if (b->o->on_image) b->o->on_image(b->o->ctx, res, b->done, b->r->n_images);
     pthread_cond_broadcast(&b->changed);
@@ -87,12 +87,13 @@ const ts_chain *ts_batch_chain_for(batch *b, const job *j) { return j->chain ? j
 enum { WORK_ENCODE, WORK_PIN, WORK_DECODE, WORK_PROBE, WORK_NONE = -1, WORK_ALL_DONE = -2 };
 
 /* Job i fails unprocessed: a device error or a stop came first. Lock held. */
-static void fail_unprocessed(batch *b, int i)
+void ts_batch_not_processed(batch *b, int i)
 {
     ts_err e;
     ts_err_set(&e, b->fatal ? TS_E_DEVICE : TS_E_INTERRUPTED, "%s: not processed: %s", b->r->images[i].input,
                b->fatal ? "the run stopped after a device error" : "interrupted");
     ts_batch_fail(b, i, e.status, &e);
+    b->r->images[i].not_started = 1;
     ts_batch_finish(b, i);
 }
 
@@ -102,9 +103,9 @@ static void drain_unstarted(batch *b)
 {
     for (int i = b->next_admit; i < b->r->n_images; i++) {
         job *j = &b->jobs[i];
-        if (j->state == ST_PENDING || j->state == ST_PROBED) fail_unprocessed(b, i);
+        if (j->state == ST_PENDING || j->state == ST_PROBED) ts_batch_not_processed(b, i);
     }
-    while (!q_empty(&b->early)) fail_unprocessed(b, q_pop(&b->early));
+    while (!q_empty(&b->early)) ts_batch_not_processed(b, q_pop(&b->early));
     if (b->next_probe < b->r->n_images) b->next_probe = b->r->n_images;
 }
 
@@ -240,12 +241,8 @@ static void *worker(void *p)
         pthread_mutex_lock(&b->lock);
         if (finished) ts_batch_finish(b, i);
         else if (kind == WORK_PROBE) b->jobs[i].state = ST_PROBED;
-        else if (b->fatal) {
-            ts_err e;
-            ts_batch_fail(b, i, ts_err_set(&e, TS_E_DEVICE, "%s: not processed: the run stopped after a device error",
-                                  b->r->images[i].input), &e);
-            ts_batch_finish(b, i);
-        } else {
+        else if (b->fatal) ts_batch_not_processed(b, i);
+        else {
             b->jobs[i].state = ST_DECODED;
             q_push(b->jobs[i].early ? &b->early : &b->decoded, i);
         }

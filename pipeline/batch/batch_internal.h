@@ -116,6 +116,7 @@ typedef struct batch {
 /* batch.c */
 void ts_batch_fail(batch *b, int i, ts_status st, const ts_err *e);   /* job i failed with e */
 void ts_batch_finish(batch *b, int i);                                 /* job i is done (lock held) */
+void ts_batch_not_processed(batch *b, int i);  /* job i ends unprocessed: a stop or a device error came first (lock held) */
 void ts_batch_trace(batch *b, int lane, const char *stage, double t0, double t1, uint64_t bytes, int image);
 size_t ts_batch_image_bytes(const ts_image *img);
 const ts_chain *ts_batch_chain_for(batch *b, const job *j);            /* the chain job j runs */

@@ -319,13 +319,7 @@ static void device_failed(batch *b, int i, ts_status st, const ts_err *e)
 /* On a device error the images waiting for an engine are not processed. */
 static void drain_decoded(batch *b)
 {
-    while (!q_empty(&b->decoded)) {
-        int i = q_pop(&b->decoded);
-        ts_err e;
-        ts_err_set(&e, TS_E_DEVICE, "%s: not processed: the run stopped after a device error", b->r->images[i].input);
-        ts_batch_fail(b, i, e.status, &e);
-        ts_batch_finish(b, i);
-    }
+    while (!q_empty(&b->decoded)) ts_batch_not_processed(b, q_pop(&b->decoded));
 }
 
 /* One per engine: takes decoded images from the shared queue (so a faster
