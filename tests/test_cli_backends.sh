@@ -59,9 +59,9 @@ expect_rc 0 "auto, a short job" "$ts" run "$work/in" -o "$work/short" --ops "$op
 # no more images than workers: the job ends within an image's time, so the GPU is not even started
 expect_rc 0 "auto, one image" "$ts" run "$pats/checker-512.png" -o "$work/one" --device auto -q -j 2 --report "$work/r3.json"
 [ "$cuda" = 0 ] || contains "$work/r3.json" '"gpu_note": "not started: 1 image, one a CPU worker"'
-# --device gpu with the CPU codecs: with a device every image is written (on
-# the GPU); without one (or without CUDA), exit 2 with the cause and no
-# output at all
+# --device gpu with the CPU codecs decodes while the GPU starts, finding the
+# device only then: with one, every image is written (on the GPU); without
+# one (or without CUDA), exit 2 with the cause and no output at all
 "$ts" run "$work/in" -o "$work/pure" --ops "$ops" --device gpu --codec cpu -q >"$work/pure.txt" 2>&1
 rc=$?
 if [ "$rc" = 0 ]; then

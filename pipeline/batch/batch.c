@@ -396,6 +396,16 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
         b.mode = RUN_CPU_THEN_GPU;
         snprintf(r->device, sizeof r->device, "cpu");
         snprintf(r->device_note, sizeof r->device_note, "--device auto: the GPU takes images once it has started");
+    } else if (st == TS_OK && o->device == TS_DEVICE_GPU && o->codec == TS_CODEC_CPU && !o->dry_run &&
+               ts_gpu_built()) {
+        /* --device gpu with the CPU codecs: the workers decode the first
+         * images while the GPU starts (early_decode below), so finding the
+         * devices (the driver's start) is the start's first step, not a
+         * wait before any work; without one the run stops when the start
+         * fails, before any image is written */
+        b.mode = RUN_GPU;
+        snprintf(r->device, sizeof r->device, "gpu");
+        snprintf(r->device_note, sizeof r->device_note, "asked for with --device gpu");
     } else if (st == TS_OK) {
         b.probe[0] = ts_now();   /* the GPU's first phase, here inside `inputs` */
         st = ts_engine_pick_device(o->device, r->device, sizeof r->device, r->device_note, sizeof r->device_note,
