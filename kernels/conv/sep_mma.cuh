@@ -78,6 +78,33 @@ static __device__ __forceinline__ void sm_mma_c(float (&d)[4], const uint32_t (&
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c));
 }
 
+/* A column sum rounded as the walks round it (.SAT to 0..1, then one fma
+ * with 1.5 * 2^23, to nearest): the value k sits in the low byte of the
+ * float's bits, which are those of 1.5 * 2^23 + k, so k is also the float
+ * bits less 1.5 * 2^23 (sm_round_value). */
+static __device__ __forceinline__ uint32_t sm_round_bits(float c)
+{
+    return (uint32_t)__float_as_int(fmaf(__saturatef(c * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
+}
+
+static __device__ __forceinline__ float sm_round_value(uint32_t bits)
+{
+    return __fsub_rn(__uint_as_float(bits), TS_EXACT_1P5);
+}
+
+/* Four rounded channels (sm_round_bits' low bytes) as one RGBA8 pixel. */
+static __device__ __forceinline__ uint32_t sm_pack(const uint32_t (&n)[4])
+{
+    return __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+}
+
+/* The channels of lane's pixel from the column sums' fragments, rounded. */
+static __device__ __forceinline__ void sm_round4(uint32_t (&n)[4], const float (&c)[4])
+{
+#pragma unroll
+    for (int ch = 0; ch < 4; ch++) n[ch] = sm_round_bits(c[ch]);
+}
+
 static __device__ __forceinline__ void sm_ldmatrix_x4(uint32_t (&b)[4], const uint32_t *p)
 {
     const unsigned s = (unsigned)__cvta_generic_to_shared(p);
@@ -234,6 +261,20 @@ static __device__ __forceinline__ void sm_put(uint32_t (*planes)[SM_ROWS_IN][sm_
     }
 }
 
+/* v13's and v15's output with an orientation after: the pixel's place in
+ * the oriented image (the map th), and the matrix it carries, by the
+ * matrix kernel's rule on the rounded bytes. */
+static __device__ __forceinline__ void sm_then_store(const conv_io &io, const sep_then &th, uint32_t px, int gx, int gy)
+{
+    if (th.matrix) {
+        union { uint32_t w; uint8_t e[4]; } q = { px };
+        matrix_pixel<uint8_t, 4, true>(q.e, th.k);
+        px = q.w;
+    }
+    const int x = th.a * gx + th.b * gy + th.e, y = th.c * gx + th.d * gy + th.f;
+    *(uint32_t *)(io.dst + (size_t)y * io.dp + (size_t)x * 4) = px;
+}
+
 /* Each block walks tiles blockIdx.x, + gridDim.x, ... (row by row of
  * tiles_x): the tap matrices are built once per block, and each tile's
  * loads are issued while the tile before is summed. */
@@ -321,26 +362,11 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
                     const int gy = Y0 + 16 * mb + g + 8 * h;
                     const float c[4] = { v[0][2 * h], v[1][2 * h], v[0][2 * h + 1], v[1][2 * h + 1] };
                     uint32_t n[4];
-#pragma unroll
-                    for (int ch = 0; ch < 4; ch++)
-                        n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(c[ch] * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
-                    uint32_t px =
-                        __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+                    sm_round4(n, c);
+                    uint32_t px = sm_pack(n);
                     if (gx >= io.dx0 && gx < x_end && gy >= io.dy0 && gy < y_end) {
-                        if constexpr (THEN) {
-                            /* the orientation after: the pixel's place in the
-                             * oriented image, and the matrix it carries (the
-                             * matrix kernel's rule, on the rounded bytes) */
-                            if (th.matrix) {
-                                union { uint32_t w; uint8_t e[4]; } q = { px };
-                                matrix_pixel<uint8_t, 4, true>(q.e, th.k);
-                                px = q.w;
-                            }
-                            const int x = th.a * gx + th.b * gy + th.e, y = th.c * gx + th.d * gy + th.f;
-                            *(uint32_t *)(io.dst + (size_t)y * io.dp + (size_t)x * 4) = px;
-                        } else {
-                            *(uint32_t *)(io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(gx - io.dx0) * 4) = px;
-                        }
+                        if constexpr (THEN) sm_then_store(io, th, px, gx, gy);
+                        else *(uint32_t *)(io.dst + (size_t)(gy - io.dy0) * io.dp + (size_t)(gx - io.dx0) * 4) = px;
                     }
                 }
             }
@@ -480,18 +506,13 @@ static __device__ __forceinline__ void sr_then_steps(const conv_io &io, const se
             if (!INSIDE && (x0 < io.dx0 || x0 >= x_end || gy < io.dy0 || gy >= y_end)) continue;
             const float c[4] = { v[nb][0][2 * h], v[nb][1][2 * h], v[nb][0][2 * h + 1], v[nb][1][2 * h + 1] };
             uint32_t n[4];
-#pragma unroll
-            for (int ch = 0; ch < 4; ch++)
-                n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(c[ch] * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
+            sm_round4(n, c);
             if (th.matrix) {
-                const float r = __fsub_rn(__uint_as_float(n[0]), TS_EXACT_1P5);
-                const float gr = __fsub_rn(__uint_as_float(n[1]), TS_EXACT_1P5);
-                const float b = __fsub_rn(__uint_as_float(n[2]), TS_EXACT_1P5);
+                const float r = sm_round_value(n[0]), gr = sm_round_value(n[1]), b = sm_round_value(n[2]);
 #pragma unroll
                 for (int i = 0; i < 3; i++) n[i] = ts_exact_round_sat_bits(matrix_row(th.k, i, r, gr, b), 255.0f);
             }
-            *(uint32_t *)(at + (nb ? th.sx : 0) + (h ? 8 * th.sy : 0)) =
-                __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+            *(uint32_t *)(at + (nb ? th.sx : 0) + (h ? 8 * th.sy : 0)) = sm_pack(n);
         }
 }
 
@@ -528,10 +549,8 @@ static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then 
         for (int nb = 0; nb < 2; nb++) {
             const float c[4] = { v[nb][0][2 * h], v[nb][1][2 * h], v[nb][0][2 * h + 1], v[nb][1][2 * h + 1] };
             uint32_t n[4];
-#pragma unroll
-            for (int ch = 0; ch < 4; ch++)
-                n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(c[ch] * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
-            px[nb] = __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
+            sm_round4(n, c);
+            px[nb] = sm_pack(n);
         }
         if (gy < io.dy0 || gy >= y_end) continue;
         if constexpr (THEN) {
@@ -539,14 +558,7 @@ static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then 
             for (int nb = 0; nb < 2; nb++) {
                 const int x0 = gx + nb;
                 if (x0 < io.dx0 || x0 >= x_end) continue;
-                uint32_t q = px[nb];
-                if (th.matrix) {
-                    union { uint32_t w; uint8_t e[4]; } u = { q };
-                    matrix_pixel<uint8_t, 4, true>(u.e, th.k);
-                    q = u.w;
-                }
-                const int x = th.a * x0 + th.b * gy + th.e, y = th.c * x0 + th.d * gy + th.f;
-                *(uint32_t *)(io.dst + (size_t)y * io.dp + (size_t)x * 4) = q;
+                sm_then_store(io, th, px[nb], x0, gy);
             }
         } else {
             unsigned char *row = io.dst + (size_t)(gy - io.dy0) * io.dp;
