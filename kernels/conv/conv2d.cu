@@ -40,6 +40,10 @@
  *       addresses are stepped by the pitch. v9's bytes.
  *   v11 v10 in a grid of one wave, each strip as tall as that makes it.
  *       v9's bytes.
+ *   v12 tensor cores (c2d_mma.cuh): each kernel row's taps as a banded
+ *       matrix times 8 input pixels x 2 channels of 8 rows, summed over the
+ *       rows in float; taps rounded to half. LINEAR and ABS, N x N for N =
+ *       3, 5, taps whose absolute sum is at most 2; else v11.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -81,6 +85,7 @@ static constexpr conv_version c2d_versions[] = {
     { "v9 v8 with 2 px/lane: half the ring, more warps (else v7)", CONV_WARP, true, true, 0, 0, 2, false, false, 0, 0 },
     { "v10 v9 with row addresses stepped inside the image (else v7)", CONV_WARP, true, true, 0, 0, 2, true, false, 0, 0 },
     { "v11 v10 in one wave of tall strips (else v7)", CONV_WARP, true, true, 0, 0, 2, true, true, 0, 0 },
+    { "v12 tensor cores, half taps, float sums (RGBA8 NxN lin/abs N<=5, sum|k|<=2, else v11)", CONV_WARP, true, true, 0, 0, 2, true, true, 3, 3 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -388,12 +393,18 @@ static ts_status c2d_warp_of(const c2d_args &a, const tsk_op *op, uint32_t borde
                   : c2d_warp_go<N, N, 2, false>(a, op, border_px, v.wave, s, err);
 }
 
-/* v8..v11 for the RGBA8 views conv_walk lets through, when it takes
+#include "c2d_mma.cuh"
+
+/* v8..v12 for the RGBA8 views conv_walk lets through, when it takes
  * the op (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and the status;
  * otherwise *done stays 0 and the caller tries v7. */
 static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                                   cudaStream_t s, int *done, ts_err *err)
 {
+    if (v.mma && a.kw >= v.mma) {
+        const ts_status st = c2d_mma_version(a, op, border_px, s, done, err);
+        if (*done) return st;
+    }
     if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
         return TS_OK;
     *done = 1;

@@ -46,79 +46,7 @@
  * the fma versions are (docs/NUMERICS.md). The launcher takes only taps
  * whose absolute sums are at most 1 (gauss and box). */
 
-enum { SM_WARPS = 8, SM_THREADS = 32 * SM_WARPS, SM_TW = 8 * SM_WARPS, SM_TH = 32, SM_BLOCKS = 6, SM_ROWS_IN = 8 * SM_BLOCKS };
-
-/* The tile's shape for radius R (<= 8): R4 columns of halo on the left (a
- * multiple of 4: ldmatrix rows are 16 bytes, 4 pixels); KH k16 steps of 8
- * pixels for a window of 8 outputs; TWI pixels a row; PITCH words a plane
- * row, = 4 (mod 8), so that the 8 rows of one ldmatrix hit 32 distinct
- * banks. 48 rows: row blocks 0..3 feed output rows 0..15, 2..5 rows 16..31. */
-template <int R>
-struct sm_shape {
-    static_assert(R >= 1 && R <= 8, "the column sums' window is two k16 steps");
-    static constexpr int R4 = R <= 4 ? 4 : 8;
-    static constexpr int KH = (8 + R + R4 + 7) / 8;
-    static constexpr int TWI = SM_TW - 8 + 8 * KH;
-    static constexpr int CHUNKS = TWI / 4;
-    static constexpr int PITCH = TWI + 4;
-};
-
-static __device__ __forceinline__ void sm_mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* d = a b + (c, c, c, c) */
-static __device__ __forceinline__ void sm_mma_c(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, float c)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c));
-}
-
-/* A column sum rounded as the walks round it (.SAT to 0..1, then one fma
- * with 1.5 * 2^23, to nearest): the value k sits in the low byte of the
- * float's bits, which are those of 1.5 * 2^23 + k, so k is also the float
- * bits less 1.5 * 2^23 (sm_round_value). */
-static __device__ __forceinline__ uint32_t sm_round_bits(float c)
-{
-    return (uint32_t)__float_as_int(fmaf(__saturatef(c * (1.0f / 255.0f)), 255.0f, TS_EXACT_1P5));
-}
-
-static __device__ __forceinline__ float sm_round_value(uint32_t bits)
-{
-    return __fsub_rn(__uint_as_float(bits), TS_EXACT_1P5);
-}
-
-/* Four rounded channels (sm_round_bits' low bytes) as one RGBA8 pixel. */
-static __device__ __forceinline__ uint32_t sm_pack(const uint32_t (&n)[4])
-{
-    return __byte_perm(__byte_perm(n[0], n[1], 0x0040u), __byte_perm(n[2], n[3], 0x0040u), 0x5410u);
-}
-
-/* The channels of lane's pixel from the column sums' fragments, rounded. */
-static __device__ __forceinline__ void sm_round4(uint32_t (&n)[4], const float (&c)[4])
-{
-#pragma unroll
-    for (int ch = 0; ch < 4; ch++) n[ch] = sm_round_bits(c[ch]);
-}
-
-static __device__ __forceinline__ void sm_ldmatrix_x4(uint32_t (&b)[4], const uint32_t *p)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                 : "r"(s)
-                 : "memory");
-}
-
-static __device__ __forceinline__ uint32_t sm_half2(float lo, float hi)
-{
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *(const uint32_t *)&h;
-}
+#include "mma_tile.cuh"
 
 /* Tap i of taps (N of them) as a half's bits, 0 outside 0..N-1. */
 static __device__ __forceinline__ uint32_t sm_tap(const __half *taps, int i, int n)
@@ -178,30 +106,10 @@ static __device__ __forceinline__ void sm_tap_fragments(const __half (*taps)[16]
 
 /* A lane's part of a tile's input: its 4-pixel chunk (lane < CHUNKS) of
  * rows warp, warp + SM_WARPS, ... as loaded, before conversion. */
-enum { SM_ROWS_PER_WARP = SM_ROWS_IN / SM_WARPS };
 struct sm_rows {
     uint32_t w[SM_ROWS_PER_WARP][4];
 };
 
-/* The 4-pixel chunk at column gx of image row gy where the tile is not
- * all inside (through the border mode; zero where no output needs it or
- * none is asked for): one 16-byte load where whole, else pixel by pixel.
- * cols: each pixel's byte offset from cw_col, -2 where not needed. */
-template <int R>
-static __device__ __forceinline__ uint4 sm_chunk(const conv_io &io, uint32_t border_px, int gy, int gx, bool none,
-                                                 bool whole, const int (&cols)[4])
-{
-    const int ny0 = io.dy0 - R, ny1 = io.dy0 + io.dh + R;
-    none = none || gy < ny0 || gy >= ny1;
-    const unsigned char *row = none ? (const unsigned char *)0 : cw_row(io, gy);
-    if (!none && whole && row) return __ldg((const uint4 *)(row + (size_t)(gx - io.sx0) * 4));
-    uint4 v;
-    v.x = none || cols[0] == -2 ? 0u : cw_load(row, cols[0], border_px);
-    v.y = none || cols[1] == -2 ? 0u : cw_load(row, cols[1], border_px);
-    v.z = none || cols[2] == -2 ? 0u : cw_load(row, cols[2], border_px);
-    v.w = none || cols[3] == -2 ? 0u : cw_load(row, cols[3], border_px);
-    return v;
-}
 
 /* Load the lane's chunks of the tile whose first column and row are tx0,
  * ty0 (the prefetch of a tile ahead). */
@@ -395,53 +303,6 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
  * Each output column takes the same taps in the same k16 steps as in v13,
  * so the sums and the bytes are v13's. */
 
-static __device__ __forceinline__ void sr_ldmatrix_x2(uint32_t (&b)[2], const uint32_t *p)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(b[0]), "=r"(b[1]) : "r"(s) : "memory");
-}
-
-static __device__ __forceinline__ void sr_cp16(uint32_t *dst, const void *src)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
-}
-
-static __device__ __forceinline__ void sr_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-static __device__ __forceinline__ void sr_wait_all_but_last() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
-
-/* The tile whose first column and row are tx0, ty0 into buf, raw: lane l
- * of warp w takes the 4-pixel chunk l of rows w, w + SM_WARPS, ... By
- * cp.async where the whole tile is inside the image and the region's
- * needs (as sm_load's fast case), else loaded through the border and
- * stored now. */
-template <int R>
-static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t border_px, int vec, int tx0, int ty0,
-                                               uint32_t (*buf)[sm_shape<R>::PITCH])
-{
-    using S = sm_shape<R>;
-    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
-    if (lane >= S::CHUNKS) return;
-    const int nx0 = io.dx0 - R, nx1 = io.dx0 + io.dw + R, ny0 = io.dy0 - R, ny1 = io.dy0 + io.dh + R;
-    const int gx = tx0 + 4 * lane;
-    if (vec && tx0 >= max(0, nx0) && tx0 + S::TWI <= min(io.fw, nx1) && ty0 >= max(0, ny0) &&
-        ty0 + SM_ROWS_IN <= min(io.fh, ny1)) {
-        const unsigned char *p = io.src + (ptrdiff_t)(ty0 + warp - io.sy0) * (ptrdiff_t)io.sp + (ptrdiff_t)(gx - io.sx0) * 4;
-#pragma unroll
-        for (int i = 0; i < SM_ROWS_PER_WARP; i++)
-            sr_cp16(&buf[warp + SM_WARPS * i][4 * lane], p + (ptrdiff_t)(SM_WARPS * i) * (ptrdiff_t)io.sp);
-        return;
-    }
-    const bool whole = vec && gx >= 0 && gx >= nx0 && gx + 4 <= io.fw && gx + 4 <= nx1;
-    int cols[4];
-#pragma unroll
-    for (int p = 0; p < 4; p++) cols[p] = gx + p >= nx0 && gx + p < nx1 ? cw_col(io, gx + p, true) : -2;
-#pragma unroll 1
-    for (int i = 0; i < SM_ROWS_PER_WARP; i++)
-        *(uint4 *)&buf[warp + SM_WARPS * i][4 * lane] =
-            sm_chunk<R>(io, border_px, ty0 + warp + SM_WARPS * i, gx, false, whole, cols);
-}
 
 /* Row sums of row block j (8 input rows) of the raw tile at lb (this
  * lane's ldmatrix address), both channel pairs, as half2 B fragments of
@@ -651,21 +512,6 @@ static bool sep_mma_takes(const sep_args &a, const tsk_op *op)
            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
 }
 
-/* Blocks for `tiles` tiles: as many as the device holds at once, no more
- * than there are tiles (each block walks several). */
-template <auto Kernel>
-static int sm_blocks(int tiles)
-{
-    static const int per_sm = [] {
-        int b = 0;
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, SM_THREADS, 0) == cudaSuccess ? b : 0;
-    }();
-    int dev = 0, sms = 0;
-    if (per_sm < 1 || cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
-        return tiles;
-    return tiles < per_sm * sms ? tiles : per_sm * sms;
-}
 
 /* One of two instances of a kernel, Then where the op carries an
  * orientation after it, in sm_blocks' blocks. */

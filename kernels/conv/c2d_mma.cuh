@@ -1,0 +1,199 @@
+/* c2d_mma.cuh - 2-D v12: an N x N convolution (N = 3, 5) of RGBA8, LINEAR
+ * or ABS, as sums of matrix products on the tensor cores. Included by
+ * conv2d.cu after its argument types.
+ *
+ * Why: the walks issue one fma per tap per channel value, N * N of them a
+ * value, and at 5 x 5 those and what feeds them fill the SMs' issue slots
+ * (docs/PERFORMANCE.md, "2-D convolution").
+ *
+ * How. Separable v15's row sums (sep_mma.cuh) are one kernel row of a 2-D
+ * convolution: D (16 output slots x 8 image rows) = A (the row's taps as a
+ * banded 16 x 16 matrix) B (one k16 step: 8 input pixels x 2 channels, 8
+ * image rows). Kernel row j reads the input j rows lower, and B's rows come
+ * from ldmatrix, whose lanes each give one row's address: moving the rows is
+ * only an address. So D is the sum over j and the k16 steps of A_j B_j, in
+ * float on the tensor cores, then rounded as the walks round.
+ * 1. Tiles of 64 x 40 output pixels on the image's grid of 8 columns, from
+ *    48 input rows (40 + N - 1 used), copied raw into shared memory by
+ *    cp.async while the tile before is summed (v15's sr_fill).
+ * 2. Warp w takes columns 8 w .. 8 w + 7, one block of 8 output rows at a
+ *    time: N x KH products per channel pair, the taps as A fragments held
+ *    in registers for the whole launch.
+ * 3. Output slot m is column m & 7, channel m >> 3 of the pair (channels 0
+ *    and 2, or 1 and 3), so a lane ends with all four channels of column g
+ *    in rows 2t and 2t + 1: one 4-byte store each, and the warp's stores
+ *    fill whole 32-byte sectors.
+ *
+ * Numbers: inputs are exact (1024 + byte as halves), the taps are rounded to
+ * half (each by at most 2^-11 of itself), products are exact and sums float.
+ * The taps' rounding moves a result by at most 255 * 2^-11 * sum |k|, and the
+ * float sums by far less: with sum |k| <= 2 (the launcher's condition) under
+ * 0.3, so a result is within 1 of the reference's, as the fma versions are.
+ * Which taps share a k16 step depends only on a column's place among its 8,
+ * on the image's grid, so tiled runs equal untiled ones. */
+
+#include "mma_tile.cuh"
+
+enum { C2M_ROWS = 40, C2M_BLOCKS = C2M_ROWS / 8 };
+static_assert(C2M_ROWS + 8 <= SM_ROWS_IN, "a tile's input rows hold its output rows and up to 8 more");
+
+template <int N>
+struct c2d_mma_taps {
+    float k[N * N];
+};
+
+template <int N, bool ABS>
+__global__ void __launch_bounds__(SM_THREADS, 3)
+    c2d_mma(conv_io io, c2d_mma_taps<N> k, uint32_t border_px, float offset, int vec, int ax0, int ay0, int tiles_x,
+            int tiles)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int R = N / 2;
+    using S = sm_shape<R>;
+    static_assert(N - 1 <= SM_ROWS_IN - C2M_ROWS, "the kernel's rows fit the tile's input");
+    __shared__ __align__(16) uint32_t raw[2][SM_ROWS_IN][S::PITCH];
+    __shared__ __half taps[N * N];
+    int tile = (int)blockIdx.x;
+    if (tile >= tiles) return;
+
+    /* the taps as halves (an unrolled match: a parameter indexed by the
+     * thread would be copied to local memory first) */
+#pragma unroll
+    for (int i = 0; i < N * N; i++)
+        if ((int)threadIdx.x == i) taps[i] = __float2half_rn(k.k[i]);
+    sr_fill<R>(io, border_px, vec, ax0 + (tile % tiles_x) * SM_TW - S::R4, ay0 + (tile / tiles_x) * C2M_ROWS - R, raw[0]);
+    sr_commit();
+    __syncthreads();
+
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = (int)threadIdx.x >> 5;
+    /* element (m, kk) of kernel row j's step s: output column m & 7 takes
+     * input pixel kk / 2 with tap kk / 2 - (m & 7) + R - R4, for its own
+     * channel m >> 3 of the pair (kk is even: its element 1 is channel 1) */
+    uint32_t a[N][S::KH][4];
+#pragma unroll
+    for (int j = 0; j < N; j++)
+#pragma unroll
+        for (int s = 0; s < S::KH; s++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int m = g + 8 * (i & 1), kk = 16 * s + 2 * t + 8 * (i >> 1);
+                const int tap = kk / 2 - (m & 7) + R - S::R4;
+                const uint32_t h = tap >= 0 && tap < N ? (uint32_t)__half_as_ushort(taps[j * N + tap]) : 0u;
+                a[j][s][i] = (m >> 3) ? h << 16 : h;
+            }
+    /* ldmatrix x4: matrix q is rows lane & 7, pixels 4 (q & 1) .. of k16
+     * step q >> 1 of the pair */
+    const int lq = lane >> 3;
+    const uint32_t *lp = &raw[0][lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
+
+    for (int it = 0; tile < tiles; tile += (int)gridDim.x, it ^= 1) {
+        const int X0 = ax0 + (tile % tiles_x) * SM_TW, Y0 = ay0 + (tile / tiles_x) * C2M_ROWS;
+        /* every warp is done with the other buffer (the last tile's) */
+        __syncthreads();
+        const int next = tile + (int)gridDim.x;
+        if (next < tiles)
+            sr_fill<R>(io, border_px, vec, ax0 + (next % tiles_x) * SM_TW - S::R4,
+                       ay0 + (next / tiles_x) * C2M_ROWS - R, raw[it ^ 1]);
+        sr_commit();
+        sr_wait_all_but_last();
+        __syncthreads();
+
+        const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
+        const int x = X0 + 8 * warp + g;
+        const bool x_in = x >= io.dx0 && x < io.dx0 + io.dw;
+#pragma unroll 1
+        for (int rb = 0; rb < C2M_BLOCKS; rb++) {
+            float d[2][4];
+#pragma unroll
+            for (int j = 0; j < N; j++)
+#pragma unroll
+                for (int s = 0; s < S::KH; s += 2) {
+                    uint32_t w[4];
+                    if (s + 1 < S::KH) {
+                        sm_ldmatrix_x4(w, lb + (8 * rb + j) * S::PITCH + 8 * s);
+                    } else {
+                        uint32_t w2[2];
+                        sr_ldmatrix_x2(w2, lb + (8 * rb + j) * S::PITCH + 8 * s);
+                        w[0] = w2[0]; w[1] = w2[1]; w[2] = w[3] = 0u;
+                    }
+#pragma unroll
+                    for (int q = 0; q < 2 && s + q < S::KH; q++) {
+                        /* pixel t and t + 4 of the step: channels 0 and 2, then 1 and 3 */
+                        const uint32_t p0 = w[2 * q], p1 = w[2 * q + 1];
+                        const uint32_t b00 = __byte_perm(p0, 0x64646464u, 0x4240u), b01 = __byte_perm(p1, 0x64646464u, 0x4240u);
+                        const uint32_t b10 = __byte_perm(p0, 0x64646464u, 0x4341u), b11 = __byte_perm(p1, 0x64646464u, 0x4341u);
+                        if (j == 0 && s + q == 0) {
+                            sm_mma_c(d[0], a[0][0], b00, b01, offset);
+                            sm_mma_c(d[1], a[0][0], b10, b11, offset);
+                        } else {
+                            sm_mma(d[0], a[j][s + q], b00, b01);
+                            sm_mma(d[1], a[j][s + q], b10, b11);
+                        }
+                    }
+                }
+            if (!x_in) continue;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int y = Y0 + 8 * rb + 2 * t + h;
+                if (y < io.dy0 || y >= io.dy0 + io.dh) continue;
+                /* d[pair][h]: channel 0 or 1 of the column; d[pair][2 + h]: channel 2 or 3 */
+                const float c[4] = { d[0][h], d[1][h], d[0][2 + h], d[1][2 + h] };
+                uint32_t n[4];
+#pragma unroll
+                for (int ch = 0; ch < 4; ch++) n[ch] = sm_round_bits(ABS ? fabsf(c[ch]) : c[ch]);
+                *(uint32_t *)(io.dst + (size_t)(y - io.dy0) * io.dp + (size_t)(x - io.dx0) * 4) = sm_pack(n);
+            }
+        }
+    }
+#endif
+}
+
+/* Whether v12 takes the op (conv_walk has let through RGBA8 without alpha
+ * pass-through): LINEAR or ABS, N x N for N = 3 or 5, taps whose absolute
+ * sum is at most 2 (the bound above), and a device with the tensor
+ * instructions used (compute capability 8.0 on). */
+static bool c2d_mma_takes(const c2d_args &a, const tsk_op *op)
+{
+    if (a.mode == TSK_CONV_MAG || a.kw != a.kh || (a.kw != 3 && a.kw != 5)) return false;
+    double sum = 0;
+    for (int i = 0; i < a.kw * a.kh; i++) sum += fabs((double)op->u.conv2d.k[i]);
+    if (sum > 2.0) return false;
+    int dev = 0, major = 0;
+    return cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
+}
+
+template <int N, bool ABS>
+static ts_status c2d_mma_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+{
+    c2d_mma_taps<N> k;
+    float sum = 0.0f;
+    for (int i = 0; i < N * N; i++) {
+        k.k[i] = op->u.conv2d.k[i];
+        sum += __half2float(__float2half_rn(k.k[i]));
+    }
+    /* the accumulator's start: the 1024 of every input taken out, and the
+     * bias (LINEAR) in byte units */
+    const float offset = (ABS ? 0.0f : a.bias * 255.0f) - 1024.0f * sum;
+    /* tiles on the image's grid of 8 columns (which taps share a k16 step);
+     * rows do not matter */
+    const int ax0 = a.io.dx0 & ~7, ay0 = a.io.dy0;
+    const int tiles_x = (a.io.dx0 + a.io.dw - ax0 + SM_TW - 1) / SM_TW;
+    const int tiles = tiles_x * ((a.io.dh + C2M_ROWS - 1) / C2M_ROWS);
+    /* 16-byte copies: the tiles' columns start at multiples of 4 */
+    const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
+    c2d_mma<N, ABS><<<sm_blocks<c2d_mma<N, ABS>>(tiles), SM_THREADS, 0, s>>>(a.io, k, border_px, offset, vec, ax0,
+                                                                              ay0, tiles_x, tiles);
+    return TSK_LAUNCH_CHECK("2-D convolution (tensor cores)", err);
+}
+
+/* v12 for N x N taps: *done = 1 and the status when it takes the op. */
+static ts_status c2d_mma_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
+                                 ts_err *err)
+{
+    if (!c2d_mma_takes(a, op)) return TS_OK;
+    *done = 1;
+    const bool abs_mode = a.mode == TSK_CONV_ABS;
+    if (a.kw == 3) return abs_mode ? c2d_mma_go<3, true>(a, op, border_px, s, err) : c2d_mma_go<3, false>(a, op, border_px, s, err);
+    return abs_mode ? c2d_mma_go<5, true>(a, op, border_px, s, err) : c2d_mma_go<5, false>(a, op, border_px, s, err);
+}
