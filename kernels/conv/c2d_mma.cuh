@@ -148,52 +148,42 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
 #endif
 }
 
-/* Whether v12 takes the op (conv_walk has let through RGBA8 without alpha
- * pass-through): LINEAR or ABS, N x N for N = 3 or 5, taps whose absolute
- * sum is at most 2 (the bound above), and a device with the tensor
- * instructions used (compute capability 8.0 on). */
-static bool c2d_mma_takes(const c2d_args &a, const tsk_op *op)
+/* Whether the device has the tensor instructions used (compute capability 8.0 on). */
+static inline bool c2d_mma_device_ok()
 {
-    if (a.mode == TSK_CONV_MAG || a.kw != a.kh || (a.kw != 3 && a.kw != 5)) return false;
-    double sum = 0;
-    for (int i = 0; i < a.kw * a.kh; i++) sum += fabs((double)op->u.conv2d.k[i]);
-    if (sum > 2.0) return false;
     int dev = 0, major = 0;
     return cudaGetDevice(&dev) == cudaSuccess &&
            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
 }
 
-template <int N, bool ABS>
-static ts_status c2d_mma_go(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, ts_err *err)
+/* Run the kernel of N x N taps k (row by row) over io's region: LINEAR
+ * (bias in 0..1 units) or ABS. The caller has checked the conditions
+ * above (sum |k| <= 2, RGBA8, a border conv_walk takes). */
+template <int N>
+static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, bool abs_mode, uint32_t border_px,
+                             cudaStream_t s, ts_err *err)
 {
     c2d_mma_taps<N> k;
     float sum = 0.0f;
     for (int i = 0; i < N * N; i++) {
-        k.k[i] = op->u.conv2d.k[i];
+        k.k[i] = taps[i];
         sum += __half2float(__float2half_rn(k.k[i]));
     }
     /* the accumulator's start: the 1024 of every input taken out, and the
      * bias (LINEAR) in byte units */
-    const float offset = (ABS ? 0.0f : a.bias * 255.0f) - 1024.0f * sum;
+    const float offset = (abs_mode ? 0.0f : bias * 255.0f) - 1024.0f * sum;
     /* tiles on the image's grid of 8 columns (which taps share a k16 step);
      * rows do not matter */
-    const int ax0 = a.io.dx0 & ~7, ay0 = a.io.dy0;
-    const int tiles_x = (a.io.dx0 + a.io.dw - ax0 + SM_TW - 1) / SM_TW;
-    const int tiles = tiles_x * ((a.io.dh + C2M_ROWS - 1) / C2M_ROWS);
+    const int ax0 = io.dx0 & ~7, ay0 = io.dy0;
+    const int tiles_x = (io.dx0 + io.dw - ax0 + SM_TW - 1) / SM_TW;
+    const int tiles = tiles_x * ((io.dh + C2M_ROWS - 1) / C2M_ROWS);
     /* 16-byte copies: the tiles' columns start at multiples of 4 */
-    const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
-    c2d_mma<N, ABS><<<sm_blocks<c2d_mma<N, ABS>>(tiles), SM_THREADS, 0, s>>>(a.io, k, border_px, offset, vec, ax0,
-                                                                              ay0, tiles_x, tiles);
+    const int vec = (ww_align(io) & 1u) && (io.sx0 & 3) == 0;
+    if (abs_mode)
+        c2d_mma<N, true><<<sm_blocks<c2d_mma<N, true>>(tiles), SM_THREADS, 0, s>>>(io, k, border_px, offset, vec, ax0,
+                                                                                    ay0, tiles_x, tiles);
+    else
+        c2d_mma<N, false><<<sm_blocks<c2d_mma<N, false>>(tiles), SM_THREADS, 0, s>>>(io, k, border_px, offset, vec,
+                                                                                      ax0, ay0, tiles_x, tiles);
     return TSK_LAUNCH_CHECK("2-D convolution (tensor cores)", err);
-}
-
-/* v12 for N x N taps: *done = 1 and the status when it takes the op. */
-static ts_status c2d_mma_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, cudaStream_t s, int *done,
-                                 ts_err *err)
-{
-    if (!c2d_mma_takes(a, op)) return TS_OK;
-    *done = 1;
-    const bool abs_mode = a.mode == TSK_CONV_ABS;
-    if (a.kw == 3) return abs_mode ? c2d_mma_go<3, true>(a, op, border_px, s, err) : c2d_mma_go<3, false>(a, op, border_px, s, err);
-    return abs_mode ? c2d_mma_go<5, true>(a, op, border_px, s, err) : c2d_mma_go<5, false>(a, op, border_px, s, err);
 }

@@ -395,15 +395,28 @@ static ts_status c2d_warp_of(const c2d_args &a, const tsk_op *op, uint32_t borde
 
 #include "c2d_mma.cuh"
 
+/* Whether v12 takes the op (conv_walk has let through RGBA8 without alpha
+ * pass-through): LINEAR or ABS, N x N for N = 3 or 5, taps whose absolute
+ * sum is at most 2 (c2d_mma.cuh's bound), on a device with the tensor
+ * instructions. */
+static bool c2d_mma_takes(const c2d_args &a, const tsk_op *op)
+{
+    if (a.mode == TSK_CONV_MAG || a.kw != a.kh || (a.kw != 3 && a.kw != 5)) return false;
+    double sum = 0;
+    for (int i = 0; i < a.kw * a.kh; i++) sum += fabs((double)op->u.conv2d.k[i]);
+    return sum <= 2.0 && c2d_mma_device_ok();
+}
+
 /* v8..v12 for the RGBA8 views conv_walk lets through, when it takes
  * the op (LINEAR or ABS, N x N for N = 3, 5): *done = 1 and the status;
  * otherwise *done stays 0 and the caller tries v7. */
 static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                                   cudaStream_t s, int *done, ts_err *err)
 {
-    if (v.mma && a.kw >= v.mma) {
-        const ts_status st = c2d_mma_version(a, op, border_px, s, done, err);
-        if (*done) return st;
+    if (v.mma && a.kw >= v.mma && c2d_mma_takes(a, op)) {
+        *done = 1;
+        if (a.kw == 3) return c2d_mma_run<3>(a.io, op->u.conv2d.k, a.bias, a.mode == TSK_CONV_ABS, border_px, s, err);
+        return c2d_mma_run<5>(a.io, op->u.conv2d.k, a.bias, a.mode == TSK_CONV_ABS, border_px, s, err);
     }
     if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
         return TS_OK;

@@ -922,6 +922,8 @@ struct conv_version {
                   * this many blocks an SM */
     bool steps;  /* with raw = 3: an orientation after stored by byte steps, the matrix on the
                   * rounded values (separable v18) */
+    bool outer;  /* separable, 3 and 5 taps without an orientation after: 2-D v12's kernel on the
+                  * outer product of the taps (separable v20) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

@@ -70,6 +70,8 @@
  *       rounded values, not to bytes packed and unpacked; no per-pixel
  *       region checks in tiles wholly inside. v15's bytes. Alone, v15.
  *   v19 v18 from 7 taps on, v11 below.
+ *   v20 v19, except that 3 and 5 taps without an orientation after run as
+ *       2-D v12 (c2d_mma.cuh) on the outer product of the taps.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -143,6 +145,7 @@ static constexpr conv_version sep_versions[] = {
     { "v17 v15 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3 },
     { "v18 v15 with a lean fused orientation (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, true },
     { "v19 v18 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true },
+    { "v20 v19, with 3 and 5 taps as 2-D v12 on the taps' outer product (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true, true },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -384,6 +387,7 @@ static ts_status sep_walk_version(const sep_args &a, const tsk_op *op, uint32_t 
 
 /* ------------------------------------------ v13: tensor cores, RGBA8 */
 #include "sep_mma.cuh"
+#include "c2d_mma.cuh"
 
 /* ------------------------------------------- v9, v10: warp walk, RGBA8
  * conv_common.cuh's warp walk, P pixels a lane (v9 4, v10 2). Per row a
@@ -465,6 +469,15 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
     if (v.mma && a.nx >= v.mma) {
         const ts_status st = sep_mma_version(a, op, border_px, v.raw, v.steps, s, done, err);
         if (*done) return st;
+    }
+    if (v.outer && !a.then.on && (a.nx == 3 || a.nx == 5) && sep_mma_takes(a, op)) {
+        /* sum |ky[j] kx[i]| = (sum |ky|)(sum |kx|) <= 1: within 2-D v12's bound */
+        float k2[25];
+        for (int j = 0; j < a.nx; j++)
+            for (int i = 0; i < a.nx; i++) k2[j * a.nx + i] = op->u.sep.ky[j] * op->u.sep.kx[i];
+        *done = 1;
+        return a.nx == 3 ? c2d_mma_run<3>(a.io, k2, 0.0f, false, border_px, s, err)
+                         : c2d_mma_run<5>(a.io, k2, 0.0f, false, border_px, s, err);
     }
     if (a.then.on) return TS_OK;  /* only the tensor-core versions write an orientation after */
     *done = 1;
