@@ -469,8 +469,9 @@ struct c2d_family {
     static constexpr const char *what = "2-D convolution";
     static constexpr const conv_version *versions = c2d_versions;
     static constexpr int count = (int)(sizeof c2d_versions / sizeof c2d_versions[0]);
-    /* the fastest measured at 5x5 (docs/PERFORMANCE.md); cases v8 does not
-     * take run v7, and cases v7 does not take run v4 */
+    /* the fastest walk measured at 5x5 (docs/PERFORMANCE.md); v12 is ahead
+     * of it there but not yet measured at 3x3 nor on the H200, so not the
+     * default; cases v8 does not take run v7, and cases v7 does not take v4 */
     static constexpr int default_version = 10;
     static constexpr const tsk_family *family = &tsk_family_conv2d;
     static constexpr auto check = c2d_check;
