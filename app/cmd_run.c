@@ -247,7 +247,8 @@ static void print_table(const ts_batch_result *r, const ts_trace *t)
     printf("memory: %.0f MB of %.0f MB budget at most, %d images in flight at most%s", (double)r->memory_peak / 1e6,
            (double)r->memory_budget / 1e6, r->max_in_flight, r->n_engines ? "" : "\n");
     if (r->n_engines)
-        printf("; decoded into pinned memory %d, pageable %d\n", r->decoded_pinned, r->decoded_pageable);
+        printf("; decoded into pinned memory %d, pageable %d; %.0f MB pinned\n", r->decoded_pinned,
+               r->decoded_pageable, (double)r->pinned_bytes / 1e6);
     if (r->shrunk_on_load) printf("shrink on load: %d JPEGs decoded at reduced size\n", r->shrunk_on_load);
     if (r->codec_note[0])
         printf("jpeg codec: %s; nvJPEG decoded %d, encoded %d\n", r->codec_note, r->gpu_decoded, r->gpu_encoded);

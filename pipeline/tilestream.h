@@ -524,6 +524,7 @@ typedef struct ts_batch_result {
     int engine_device[16];    /* each engine's CUDA device */
     int engine_images[16];    /* images each engine processed */
     int decoded_pinned, decoded_pageable;   /* GPU runs: where decodes landed */
+    uint64_t pinned_bytes;    /* GPU runs: host memory the engines' pools had pinned when the work ended */
     int shrunk_on_load;       /* JPEGs decoded at reduced size */
     int flattened;            /* images whose alpha went onto the background */
     int gpu_decoded, gpu_encoded;   /* JPEGs decoded / encoded by nvJPEG (--codec) */

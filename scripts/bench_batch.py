@@ -28,6 +28,7 @@ import glob
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -46,14 +47,17 @@ SIZES = [(1920, 1080), (2048, 1536), (2592, 1944), (3264, 2448), (4032, 3024), (
          (4608, 3456), (5472, 3648), (6000, 4000)]
 
 
-def run_child(cmd):
-    """Run cmd; returns (seconds, peak RSS in MB, return code)."""
+def run_child(cmd, cpu=None):
+    """Run cmd; returns (seconds, peak RSS in MB, return code). cpu, a list,
+    gets the child's CPU seconds (user + system) appended."""
     with tempfile.TemporaryFile() as errf:  # a file, not a pipe: a full pipe would stall the child
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
         _, status, usage = os.wait4(p.pid, 0)
         dt = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
+        if cpu is not None:
+            cpu.append(usage.ru_utime + usage.ru_stime)
         if p.returncode not in (0, 1):
             errf.seek(0)
             err = errf.read().decode(errors="replace")
@@ -110,6 +114,14 @@ def codec_one(job):
     params = [cv2.IMWRITE_JPEG_QUALITY, 90] if ext == ".jpg" else [cv2.IMWRITE_PNG_COMPRESSION, 3]
     cv2.imwrite(dst, img, params)
     return 1
+
+
+def codec_one_cpu(job):
+    """codec_one, returning the CPU seconds (user + system) this worker spent on it."""
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    codec_one(job)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def opencv_codec_bound(files, outdir, procs, ext):

@@ -80,13 +80,13 @@ def size_folder(files, folder, n):
     return sorted(os.path.join(folder, f) for f in os.listdir(folder))
 
 
-def ts_wall(ts, folder, out, device, codec="auto", report=None):
+def ts_wall(ts, folder, out, device, codec="auto", report=None, cpu=None):
     shutil.rmtree(out, ignore_errors=True)
     cmd = [ts, "run", folder, "-o", out, "--ops", CHAIN, "--format", "jpg", "--quality", "90", "-q",
            "--device", device, "--codec", codec]
     if report:
         cmd += ["--report", report]
-    dt, _, rc = batch.run_child(cmd)
+    dt, _, rc = batch.run_child(cmd, cpu)
     return dt if rc == 0 else None
 
 
@@ -107,8 +107,10 @@ def phase_line(report):
         v = p.get(k)
         return f"{k} {v[0]:.3f}-{v[1]:.3f}" if v else f"{k} -"
     keys = ["program", "inputs", "gpu_probe", "gpu_engines", "gpu_warmup", "gpu_rates", "nvjpeg", "work", "teardown"]
+    m = r.get("memory", {})
     return (", ".join(span(k) for k in keys) + f"; gpu ready {p.get('gpu_ready')}, images on gpu "
-            f"{r.get('images_on_gpu')}, on cpu {r.get('images_on_cpu')}; {r.get('gpu_note')}")
+            f"{r.get('images_on_gpu')}, on cpu {r.get('images_on_cpu')}; {r.get('gpu_note')}; "
+            f"memory peak {m.get('peak_mb')} MB, pinned {m.get('pinned_mb')} MB")
 
 
 def main():
@@ -177,24 +179,28 @@ def main():
             n = 0
         folder = os.path.join(work, f"n{n}")
         batch_files = size_folder(files, folder, n)
-        g, c = [], []
+        g, c, g_cpu, c_cpu = [], [], [], []
         codec_report = os.path.join(work, "gpu-codec-cpu.json")
         for _ in range(a.reps if n else 0):
-            g.append(ts_wall(ts, folder, out, "gpu", codec="cpu"))
+            g.append(ts_wall(ts, folder, out, "gpu", codec="cpu", cpu=g_cpu))
             shutil.rmtree(out + "-cvc", ignore_errors=True)
             os.makedirs(out + "-cvc")
             jobs = [(p, os.path.join(out + "-cvc", os.path.basename(p)), ".jpg") for p in batch_files]
             c0 = time.perf_counter()
-            list(pool.imap_unordered(batch.codec_one, jobs, chunksize=1))
+            c_cpu.append(sum(pool.imap_unordered(batch.codec_one_cpu, jobs, chunksize=1)))
             c.append(time.perf_counter() - c0)
         pool.close()
         if n:
             ts_wall(ts, folder, out, "gpu", codec="cpu", report=codec_report)   # not timed: the phases
             res["gpu_codec_cpu"] = {"photos": n, "tilestream_s": median(g), "opencv_codec_s": median(c),
                                     "ratio": median(c) / median(g) if median(g) else None,
+                                    "tilestream_cpu_s": median(g_cpu), "opencv_codec_cpu_s": median(c_cpu),
                                     "phases": phase_line(codec_report)}
             print(f"\n--device gpu --codec cpu, {n} photos: {median(g):.2f} s; OpenCV decode + encode alone "
                   f"{median(c):.2f} s; ratio {res['gpu_codec_cpu']['ratio']:.2f} (target >= 0.9)")
+            print(f"  CPU seconds (user + system): tilestream {median(g_cpu):.2f}, OpenCV's workers "
+                  f"{median(c_cpu):.2f} ({cores} cores: {cores * median(g):.1f} and {cores * median(c):.1f} "
+                  f"core-seconds of wall)")
             print(f"  where its time went (s from exec, last run): {res['gpu_codec_cpu']['phases']}")
         print("\nwhere auto's time went (s from exec; last run of each size):")
         for row in res["rows"]:

@@ -34,6 +34,7 @@ check "report is valid JSON" "$json_check" "$work/r.json"
 contains "$work/r.json" '"images_on_gpu": 0, "images_on_cpu": 3'
 [ "$(grep -c '"backend": "cpu"' "$work/r.json")" = 3 ] || { fail "the report names no backend"; cat "$work/r.json"; }
 contains "$work/r.json" '"phases_s": {"program": \['
+contains "$work/r.json" '"memory": {"budget_mb": '
 contains "$work/out.txt" "phases (s from the start):"
 [ "$(grep -c 'on the CPU, decode' "$work/err.txt")" = 3 ] || { fail "-v names no backend"; cat "$work/err.txt"; }
 if [ "$cuda" = 1 ]; then

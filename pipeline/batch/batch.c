@@ -520,6 +520,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
     if (b.gpu) {
         r->decoded_pinned = b.gpu->set.pinned_decodes;
         r->decoded_pageable = b.gpu->set.pageable_decodes;
+        for (int k = 0; k < b.gpu->set.n; k++) r->pinned_bytes += ts_engine_pinned_bytes(b.gpu->set.e[k]);
         ts_codec_session_counts(b.gpu->codecs, &r->gpu_decoded, &r->gpu_encoded);
     }
     r->flattened = b.flattened;

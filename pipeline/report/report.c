@@ -187,6 +187,8 @@ static void write_summary(FILE *f, const ts_batch_result *r, const ts_trace *t)
     ts_json_string(f, r->gpu_note);
     fputs(",\n", f);
     write_phases(f, &r->phases);
+    fprintf(f, "  \"memory\": {\"budget_mb\": %.1f, \"peak_mb\": %.1f, \"max_in_flight\": %d, \"pinned_mb\": %.1f},\n",
+            (double)r->memory_budget / 1e6, (double)r->memory_peak / 1e6, r->max_in_flight, (double)r->pinned_bytes / 1e6);
     fprintf(f, "  \"overlap_efficiency\": %.3f,\n", rate(busy, t ? ts_trace_span(t) : 0));
     if (r->peak.d2d_gbps > 0)
         fprintf(f, "  \"measured_peak\": {\"h2d_GBps\": %.2f, \"d2h_GBps\": %.2f, \"device_copy_GBps\": %.1f},\n",
