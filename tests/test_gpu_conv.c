@@ -77,7 +77,7 @@ typedef struct conv_family {
     int walks[5], walks_cases;
     /* the same for the tensor-core versions (v13's sums in v13's order),
      * on walk cases 0 .. mmas_cases - 1; none where mmas[0] is 0 */
-    int mmas[4], mmas_cases;
+    int mmas[5], mmas_cases;
     void (*large)(conv_case cases[LARGE_CASES]);
     void (*stream_ops)(tsk_op ops[STREAM_OPS]);
     /* test_errors: a valid op, two invalid changes of it, and which axis a
@@ -204,7 +204,7 @@ static void sep_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_sep = {
     "sep", TSK_CONV_SEP, sep_small, sep_region, sep_medium, sep_misaligned,
-    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, { 8, 9, 10, 11, 12 }, 10, { 13, 15, 16, 18 }, 7 * 5, sep_large, sep_stream_ops,
+    7 * 5, sep_walk, sep_walk_region, sep_walk_fraction, { 8, 9, 10, 11, 12 }, 10, { 13, 15, 16, 18, 21 }, 7 * 5, sep_large, sep_stream_ops,
     sep_error_op, sep_break, 0, sep_timing, sep_f32_tol, sep_describe,
 };
 

@@ -53,16 +53,15 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
     static_assert(N - 1 <= SM_ROWS_IN - C2M_ROWS, "the kernel's rows fit the tile's input");
     __shared__ __align__(16) uint32_t raw[2][SM_ROWS_IN][S::PITCH];
     __shared__ __half taps[N * N];
-    int tile = (int)blockIdx.x;
-    if (tile >= tiles) return;
+    sm_walk w(tiles_x, tiles);
+    if (!w.more()) return;
 
     /* the taps as halves (an unrolled match: a parameter indexed by the
      * thread would be copied to local memory first) */
 #pragma unroll
     for (int i = 0; i < N * N; i++)
         if ((int)threadIdx.x == i) taps[i] = __float2half_rn(k.k[i]);
-    sr_fill<R>(io, border_px, vec, ax0 + (tile % tiles_x) * SM_TW - S::R4, ay0 + (tile / tiles_x) * C2M_ROWS - R, raw[0]);
-    sr_commit();
+    sm_walk_first<R, C2M_ROWS, SM_ROWS_IN, false>(io, border_px, vec, ax0, ay0, w, raw[0]);
     __syncthreads();
 
     const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = (int)threadIdx.x >> 5;
@@ -86,18 +85,7 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
     const int lq = lane >> 3;
     const uint32_t *lp = &raw[0][lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
 
-    for (int it = 0; tile < tiles; tile += (int)gridDim.x, it ^= 1) {
-        const int X0 = ax0 + (tile % tiles_x) * SM_TW, Y0 = ay0 + (tile / tiles_x) * C2M_ROWS;
-        /* every warp is done with the other buffer (the last tile's) */
-        __syncthreads();
-        const int next = tile + (int)gridDim.x;
-        if (next < tiles)
-            sr_fill<R>(io, border_px, vec, ax0 + (next % tiles_x) * SM_TW - S::R4,
-                       ay0 + (next / tiles_x) * C2M_ROWS - R, raw[it ^ 1]);
-        sr_commit();
-        sr_wait_all_but_last();
-        __syncthreads();
-
+    sm_walk_tiles<R, C2M_ROWS, SM_ROWS_IN, false>(io, border_px, vec, ax0, ay0, w, raw[0], [&](int it, int X0, int Y0) {
         const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
         const int x = X0 + 8 * warp + g;
         const bool x_in = x >= io.dx0 && x < io.dx0 + io.dw;
@@ -144,16 +132,8 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
                 *(uint32_t *)(io.dst + (size_t)(y - io.dy0) * io.dp + (size_t)(x - io.dx0) * 4) = sm_pack(n);
             }
         }
-    }
+    });
 #endif
-}
-
-/* Whether the device has the tensor instructions used (compute capability 8.0 on). */
-static inline bool c2d_mma_device_ok()
-{
-    int dev = 0, major = 0;
-    return cudaGetDevice(&dev) == cudaSuccess &&
-           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
 }
 
 /* Run the kernel of N x N taps k (row by row) over io's region: LINEAR

@@ -404,7 +404,7 @@ static bool c2d_mma_takes(const c2d_args &a, const tsk_op *op)
     if (a.mode == TSK_CONV_MAG || a.kw != a.kh || (a.kw != 3 && a.kw != 5)) return false;
     double sum = 0;
     for (int i = 0; i < a.kw * a.kh; i++) sum += fabs((double)op->u.conv2d.k[i]);
-    return sum <= 2.0 && c2d_mma_device_ok();
+    return sum <= 2.0 && sm_device_ok();
 }
 
 /* v8..v12 for the RGBA8 views conv_walk lets through, when it takes

@@ -924,6 +924,8 @@ struct conv_version {
                   * rounded values (separable v18) */
     bool outer;  /* separable, 3 and 5 taps without an orientation after: 2-D v12's kernel on the
                   * outer product of the taps (separable v20) */
+    int mb;      /* with raw = 3: m-blocks of 16 output rows a tile (0: 2, v15's 32 rows; 4: 64 rows,
+                  * separable v21) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

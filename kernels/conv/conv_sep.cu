@@ -72,6 +72,14 @@
  *   v19 v18 from 7 taps on, v11 below.
  *   v20 v19, except that 3 and 5 taps without an orientation after run as
  *       2-D v12 (c2d_mma.cuh) on the outer product of the taps.
+ *   v21 v18 with tiles of 64 rows, not 32 (80 input rows in place of 48):
+ *       half the barriers and tile walks a pixel, and 1.25 input rows an
+ *       output row in place of 1.5; the edge tiles' input copied by
+ *       cp.async too, and the plain output of a tile wholly inside the
+ *       region stored with one address a lane, unchecked (sep_mma.cuh,
+ *       the profile in docs/PERFORMANCE.md). Each output column and row
+ *       takes the same taps in the same k16 steps as in v15: its bytes.
+ *   v22 v21 from 7 taps on, v11 below.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -146,6 +154,8 @@ static constexpr conv_version sep_versions[] = {
     { "v18 v15 with a lean fused orientation (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, true },
     { "v19 v18 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true },
     { "v20 v19, with 3 and 5 taps as 2-D v12 on the taps' outer product (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true, true },
+    { "v21 v18 with 64-row tiles, async edges, lean output (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, true, false, 4 },
+    { "v22 v21 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true, false, 4 },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -467,7 +477,7 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
     if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
         return TS_OK;
     if (v.mma && a.nx >= v.mma) {
-        const ts_status st = sep_mma_version(a, op, border_px, v.raw, v.steps, s, done, err);
+        const ts_status st = sep_mma_version(a, op, border_px, v.raw, v.steps, v.mb, s, done, err);
         if (*done) return st;
     }
     if (v.outer && !a.then.on && (a.nx == 3 || a.nx == 5) && sep_mma_takes(a, op)) {

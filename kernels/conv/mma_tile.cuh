@@ -87,6 +87,9 @@ static __device__ __forceinline__ uint32_t sm_half2(float lo, float hi)
     return *(const uint32_t *)&h;
 }
 
+/* The dynamic shared memory of the kernels that use it (one symbol for all). */
+extern __shared__ __align__(16) uint32_t sm_dynamic[];
+
 /* Rows of a tile's input a warp loads: warp, warp + SM_WARPS, ... */
 enum { SM_ROWS_PER_WARP = SM_ROWS_IN / SM_WARPS };
 
@@ -122,16 +125,28 @@ static __device__ __forceinline__ void sr_cp16(uint32_t *dst, const void *src)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
 
+/* One pixel, 4 bytes (both addresses 4-byte aligned, as every RGBA8 pixel is). */
+static __device__ __forceinline__ void sr_cp4(uint32_t *dst, const void *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+}
+
 static __device__ __forceinline__ void sr_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
 static __device__ __forceinline__ void sr_wait_all_but_last() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
-/* The tile whose first column and row are tx0, ty0 into buf, raw: lane l
- * of warp w takes the 4-pixel chunk l of rows w, w + SM_WARPS, ... By
- * cp.async where the whole tile is inside the image and the region's
- * needs (as sm_load's fast case), else loaded through the border and
- * stored now. */
-template <int R>
+/* The tile whose first column and row are tx0, ty0 into buf (ROWS rows
+ * of the image, a multiple of SM_WARPS), raw: lane l of warp w takes the
+ * 4-pixel chunk l of rows w, w + SM_WARPS, ... By cp.async, 16 bytes a
+ * chunk, where the whole tile is inside the image and the region's needs
+ * (as sm_load's fast case). Elsewhere (the tiles at the image's and the
+ * region's edges) loaded through the border mode and stored now (v15), or,
+ * with ASYNC (v21), copied by cp.async there too, so that no warp waits on
+ * its loads before the barrier: 16 bytes where a chunk is whole, else a
+ * pixel at a time, the pixels not copied (a constant border, or nothing
+ * any output needs) stored now. */
+template <int R, int ROWS, bool ASYNC>
 static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t border_px, int vec, int tx0, int ty0,
                                                uint32_t (*buf)[sm_shape<R>::PITCH])
 {
@@ -141,10 +156,10 @@ static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t borde
     const int nx0 = io.dx0 - R, nx1 = io.dx0 + io.dw + R, ny0 = io.dy0 - R, ny1 = io.dy0 + io.dh + R;
     const int gx = tx0 + 4 * lane;
     if (vec && tx0 >= max(0, nx0) && tx0 + S::TWI <= min(io.fw, nx1) && ty0 >= max(0, ny0) &&
-        ty0 + SM_ROWS_IN <= min(io.fh, ny1)) {
+        ty0 + ROWS <= min(io.fh, ny1)) {
         const unsigned char *p = io.src + (ptrdiff_t)(ty0 + warp - io.sy0) * (ptrdiff_t)io.sp + (ptrdiff_t)(gx - io.sx0) * 4;
 #pragma unroll
-        for (int i = 0; i < SM_ROWS_PER_WARP; i++)
+        for (int i = 0; i < ROWS / SM_WARPS; i++)
             sr_cp16(&buf[warp + SM_WARPS * i][4 * lane], p + (ptrdiff_t)(SM_WARPS * i) * (ptrdiff_t)io.sp);
         return;
     }
@@ -152,20 +167,113 @@ static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t borde
     int cols[4];
 #pragma unroll
     for (int p = 0; p < 4; p++) cols[p] = gx + p >= nx0 && gx + p < nx1 ? cw_col(io, gx + p, true) : -2;
+    if constexpr (!ASYNC) {
 #pragma unroll 1
-    for (int i = 0; i < SM_ROWS_PER_WARP; i++)
-        *(uint4 *)&buf[warp + SM_WARPS * i][4 * lane] =
-            sm_chunk<R>(io, border_px, ty0 + warp + SM_WARPS * i, gx, false, whole, cols);
+        for (int i = 0; i < ROWS / SM_WARPS; i++)
+            *(uint4 *)&buf[warp + SM_WARPS * i][4 * lane] =
+                sm_chunk<R>(io, border_px, ty0 + warp + SM_WARPS * i, gx, false, whole, cols);
+    } else {
+#pragma unroll 1
+        for (int i = 0; i < ROWS / SM_WARPS; i++) {
+            const int gy = ty0 + warp + SM_WARPS * i;
+            uint32_t *dst = &buf[warp + SM_WARPS * i][4 * lane];
+            const bool none = gy < ny0 || gy >= ny1;
+            const unsigned char *row = none ? (const unsigned char *)0 : cw_row(io, gy);
+            if (row && whole) {
+                sr_cp16(dst, row + (size_t)(gx - io.sx0) * 4);
+                continue;
+            }
+#pragma unroll
+            for (int p = 0; p < 4; p++) {
+                if (row && cols[p] >= 0) sr_cp4(dst + p, row + cols[p]);
+                else dst[p] = none || cols[p] == -2 ? 0u : border_px;
+            }
+        }
+    }
+}
+
+/* The tiles a block walks: blockIdx.x, + gridDim.x, ... of a grid tiles_x
+ * wide, each as its column and row on that grid. The next tile's place is
+ * found by adding gridDim.x's columns and rows, not by a division a tile. */
+struct sm_walk {
+    int tile, tiles, tiles_x, tx, ty, sx, sy;
+    __device__ __forceinline__ sm_walk(int tiles_x_, int tiles_)
+        : tile((int)blockIdx.x), tiles(tiles_), tiles_x(tiles_x_), tx((int)blockIdx.x % tiles_x_),
+          ty((int)blockIdx.x / tiles_x_), sx((int)gridDim.x % tiles_x_), sy((int)gridDim.x / tiles_x_)
+    {
+    }
+    __device__ __forceinline__ bool more() const { return tile < tiles; }
+    __device__ __forceinline__ bool has_next() const { return tile + (int)gridDim.x < tiles; }
+    __device__ __forceinline__ int next_x() const { return tx + sx < tiles_x ? tx + sx : tx + sx - tiles_x; }
+    __device__ __forceinline__ int next_y() const { return ty + sy + (tx + sx < tiles_x ? 0 : 1); }
+    __device__ __forceinline__ void step()
+    {
+        ty = next_y();
+        tx = next_x();
+        tile += (int)gridDim.x;
+    }
+};
+
+/* The walk of raw tiles that the tensor-core kernels share (v15's): the
+ * input of a tile of SM_TW x TH outputs (its ROWS rows start R above it,
+ * its columns R4 left) is copied by cp.async into buffer it & 1 (rows
+ * it * ROWS on of raw) while the tile before is summed from the other.
+ * sm_walk_first fills buffer 0 for the block's first tile; the caller then
+ * makes its fragments (the copy in flight meanwhile), and sm_walk_tiles
+ * calls body(buffer, X0, Y0) for each tile once its input is in, X0, Y0
+ * its first output column and row. ASYNC: as sr_fill's. */
+template <int R, int TH, int ROWS, bool ASYNC>
+static __device__ __forceinline__ void sm_walk_first(const conv_io &io, uint32_t border_px, int vec, int ax0, int ay0,
+                                                     const sm_walk &w, uint32_t (*raw)[sm_shape<R>::PITCH])
+{
+    static_assert(TH + 2 * R <= ROWS && ROWS % SM_WARPS == 0, "a tile's input rows");
+    sr_fill<R, ROWS, ASYNC>(io, border_px, vec, ax0 + w.tx * SM_TW - sm_shape<R>::R4, ay0 + w.ty * TH - R, raw);
+    sr_commit();
+}
+
+template <int R, int TH, int ROWS, bool ASYNC, typename Body>
+static __device__ __forceinline__ void sm_walk_tiles(const conv_io &io, uint32_t border_px, int vec, int ax0, int ay0,
+                                                     sm_walk &w, uint32_t (*raw)[sm_shape<R>::PITCH], Body body)
+{
+    for (int it = 0; w.more(); w.step(), it ^= 1) {
+        /* every warp is done with the other buffer (the last tile's) */
+        __syncthreads();
+        if (w.has_next())
+            sr_fill<R, ROWS, ASYNC>(io, border_px, vec, ax0 + w.next_x() * SM_TW - sm_shape<R>::R4,
+                             ay0 + w.next_y() * TH - R, raw + (it ^ 1) * ROWS);
+        sr_commit();
+        sr_wait_all_but_last();
+        __syncthreads();
+        body(it, ax0 + w.tx * SM_TW, ay0 + w.ty * TH);
+    }
+}
+
+/* Whether the device has the tensor instructions used (compute capability 8.0 on). */
+static inline bool sm_device_ok()
+{
+    int dev = 0, major = 0;
+    return cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
+}
+
+/* A kernel's launches may take smem bytes of dynamic shared memory: past
+ * the default 48 KB that takes an attribute, set on the current device
+ * (the runtime keeps it per device, and a run may use several). */
+template <auto Kernel>
+static void sm_allow_smem(size_t smem)
+{
+    if (smem > ((size_t)48 << 10)) cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
 }
 
 /* Blocks for `tiles` tiles: as many as the device holds at once, no more
- * than there are tiles (each block walks several). */
+ * than there are tiles (each block walks several). smem: the kernel's
+ * dynamic shared memory, the same at every call (sm_allow_smem first). */
 template <auto Kernel>
-static int sm_blocks(int tiles)
+static int sm_blocks(int tiles, size_t smem = 0)
 {
-    static const int per_sm = [] {
+    static const int per_sm = [smem] {
         int b = 0;
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, SM_THREADS, 0) == cudaSuccess ? b : 0;
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, SM_THREADS, smem) == cudaSuccess ? b : 0;
     }();
     int dev = 0, sms = 0;
     if (per_sm < 1 || cudaGetDevice(&dev) != cudaSuccess ||

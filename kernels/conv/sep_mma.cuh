@@ -293,7 +293,8 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
  *    ldmatrix gives a lane pixel t and t + 4 of its row for two k16 steps,
  *    and four byte permutes a step make the (1024 + byte) halves of both
  *    channel pairs. Tiles that touch the border or the region's edge are
- *    stored pixel by pixel through the border mode, as v13 loads them.
+ *    stored pixel by pixel through the border mode, as v13 loads them
+ *    (v21 copies those by cp.async too: sr_fill).
  * 2. Three or four blocks an SM (at most 80 or 64 registers; four spill
  *    a few bytes), the row blocks summed as the column sums need them
  *    (four held at a time, not six).
@@ -377,11 +378,24 @@ static __device__ __forceinline__ void sr_then_steps(const conv_io &io, const se
         }
 }
 
+/* The column sums v[nb][pair] of sr_out as lane (g, t)'s pixels 2t and
+ * 2t + 1 of row g (h = 0) or g + 8 (h = 1), rounded and packed. */
+static __device__ __forceinline__ void sr_pair(const float (&v)[2][2][4], int h, uint32_t (&px)[2])
+{
+#pragma unroll
+    for (int nb = 0; nb < 2; nb++) {
+        const float c[4] = { v[nb][0][2 * h], v[nb][1][2 * h], v[nb][0][2 * h + 1], v[nb][1][2 * h + 1] };
+        uint32_t n[4];
+        sm_round4(n, c);
+        px[nb] = sm_pack(n);
+    }
+}
+
 /* Output rows Y0 + 16 mb .. + 15 of the warp's 8 columns from the row
  * sums of row blocks 2 mb .. 2 mb + 3 (a0..a3): column sums, rounding as
  * v13, then lane (g, t) stores pixels 2t and 2t + 1 of rows g and g + 8.
- * STEPS: an orientation after is stored by sr_then_steps (v18), INSIDE
- * telling it that the whole tile is in the region. */
+ * STEPS: an orientation after is stored by sr_then_steps (v18). INSIDE:
+ * the whole tile is in the region (and, without an orientation, st8). */
 template <bool THEN, bool STEPS, bool INSIDE>
 static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then &th, const uint32_t (&av)[2][4],
                                               const uint32_t (&a0)[2][2], const uint32_t (&a1)[2][2],
@@ -401,18 +415,24 @@ static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then 
         sr_then_steps<INSIDE>(io, th, v, gx, gy0);
         return;
     }
+    if constexpr (!THEN && INSIDE) {
+        /* the whole tile in the region, 8-byte stores allowed: one address,
+         * no checks */
+        unsigned char *at = io.dst + (size_t)(gy0 + g - io.dy0) * io.dp + (size_t)(gx - io.dx0) * 4;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            uint32_t px[2];
+            sr_pair(v, h, px);
+            *(uint2 *)(at + (h ? 8 * io.dp : 0)) = make_uint2(px[0], px[1]);
+        }
+        return;
+    }
     const int x_end = io.dx0 + io.dw, y_end = io.dy0 + io.dh;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int gy = gy0 + g + 8 * h;
         uint32_t px[2];
-#pragma unroll
-        for (int nb = 0; nb < 2; nb++) {
-            const float c[4] = { v[nb][0][2 * h], v[nb][1][2 * h], v[nb][0][2 * h + 1], v[nb][1][2 * h + 1] };
-            uint32_t n[4];
-            sm_round4(n, c);
-            px[nb] = sm_pack(n);
-        }
+        sr_pair(v, h, px);
         if (gy < io.dy0 || gy >= y_end) continue;
         if constexpr (THEN) {
 #pragma unroll
@@ -434,25 +454,40 @@ static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then 
     }
 }
 
-/* Blocks walk tiles as in v13; buffer it & 1 holds this tile's input
- * while the next one's lands in the other. */
-template <int N, bool THEN, int BLOCKS_PER_SM, bool STEPS>
+/* Blocks walk tiles as sm_walk_tiles does: buffer it & 1 holds this
+ * tile's input while the next one's lands in the other. A tile is MB
+ * m-blocks of 16 output rows, summed from 2 MB + 2 row blocks of 8 input
+ * rows, four held at a time: v15's 2 in static shared memory, or v21's 4
+ * (sep_mma_tile), whose tiles also fill their edges by cp.async and, where
+ * wholly inside the region, store their pixels with one address a lane and
+ * no checks. */
+template <int R, int MB>
+struct sep_mma_tile {
+    static constexpr int TH = 16 * MB;                /* output rows */
+    static constexpr int ROWS = 8 * (2 * MB + 2);     /* input rows: TH + 2 R <= TH + 16 */
+    static constexpr bool V21 = MB == 4;
+    /* dynamic shared memory: v21's two buffers (past the 48 KB of static memory) */
+    static constexpr size_t SMEM = V21 ? (size_t)2 * ROWS * sm_shape<R>::PITCH * sizeof(uint32_t) : 0;
+};
+
+template <int N, bool THEN, int BLOCKS_PER_SM, bool STEPS, int MB>
 __global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
     sep_mma_raw(conv_io io, sep_walk_taps<N> k, uint32_t border_px, float h_offset, int vec, int st8, int ax0, int ay0,
                 int tiles_x, int tiles, sep_then th)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    static_assert(SM_BLOCKS == 6, "two m-blocks of 16 rows from row blocks 0..3 and 2..5");
     constexpr int R = (N - 1) / 2;
     using S = sm_shape<R>;
-    __shared__ __align__(16) uint32_t raw[2][SM_ROWS_IN][S::PITCH];
+    using T = sep_mma_tile<R, MB>;
+    static_assert(MB == 2 || MB == 4, "v15's tiles or v21's");
+    __shared__ __align__(16) uint32_t fixed[T::V21 ? 1 : 2 * T::ROWS][S::PITCH];
+    uint32_t (*const raw)[S::PITCH] = T::V21 ? reinterpret_cast<uint32_t (*)[S::PITCH]>(sm_dynamic) : fixed;
     __shared__ __half taps[2][16];
-    int tile = (int)blockIdx.x;
-    if (tile >= tiles) return;
+    sm_walk w(tiles_x, tiles);
+    if (!w.more()) return;
 
     sm_put_taps<N>(taps, k);
-    sr_fill<R>(io, border_px, vec, ax0 + (tile % tiles_x) * SM_TW - S::R4, ay0 + (tile / tiles_x) * SM_TH - R, raw[0]);
-    sr_commit();
+    sm_walk_first<R, T::TH, T::ROWS, T::V21>(io, border_px, vec, ax0, ay0, w, raw);
     __syncthreads();
 
     const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = (int)threadIdx.x >> 5;
@@ -462,36 +497,29 @@ __global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
     /* ldmatrix x4: matrix q of row block j is rows lane & 7, pixels
      * 4 (q & 1) .. of k16 step q >> 1 */
     const int lq = lane >> 3;
-    const uint32_t *lp = &raw[0][lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
+    const uint32_t *lp = &raw[lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
 
-    for (int it = 0; tile < tiles; tile += (int)gridDim.x, it ^= 1) {
-        const int X0 = ax0 + (tile % tiles_x) * SM_TW, Y0 = ay0 + (tile / tiles_x) * SM_TH;
-        /* every warp is done with the other buffer (the last tile's) */
-        __syncthreads();
-        const int next = tile + (int)gridDim.x;
-        if (next < tiles)
-            sr_fill<R>(io, border_px, vec, ax0 + (next % tiles_x) * SM_TW - S::R4,
-                       ay0 + (next / tiles_x) * SM_TH - R, raw[it ^ 1]);
-        sr_commit();
-        sr_wait_all_but_last();
-        __syncthreads();
-
-        const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
+    sm_walk_tiles<R, T::TH, T::ROWS, T::V21>(io, border_px, vec, ax0, ay0, w, raw, [&](int it, int X0, int Y0) {
+        const uint32_t *lb = lp + it * (T::ROWS * S::PITCH);
         const int gx = X0 + 8 * warp + 2 * t;
-        uint32_t h0[2][2], h1[2][2], h2[2][2], h3[2][2];
-        sr_rows<R>(lb, 0, ah, h_offset, h0);
-        sr_rows<R>(lb, 1, ah, h_offset, h1);
-        sr_rows<R>(lb, 2, ah, h_offset, h2);
-        sr_rows<R>(lb, 3, ah, h_offset, h3);
-        const bool inside = STEPS && X0 >= io.dx0 && X0 + SM_TW <= io.dx0 + io.dw && Y0 >= io.dy0 &&
-                            Y0 + SM_TH <= io.dy0 + io.dh;
-        if (inside) sr_out<THEN, STEPS, true>(io, th, av, h0, h1, h2, h3, gx, Y0, st8);
-        else sr_out<THEN, STEPS, false>(io, th, av, h0, h1, h2, h3, gx, Y0, st8);
-        sr_rows<R>(lb, 4, ah, h_offset, h0);
-        sr_rows<R>(lb, 5, ah, h_offset, h1);
-        if (inside) sr_out<THEN, STEPS, true>(io, th, av, h2, h3, h0, h1, gx, Y0 + 16, st8);
-        else sr_out<THEN, STEPS, false>(io, th, av, h2, h3, h0, h1, gx, Y0 + 16, st8);
-    }
+        /* the whole tile in the region: v18's fused output unchecked, and
+         * v21's plain one too where its 8-byte stores are allowed */
+        const bool inside = (THEN ? STEPS : T::V21 && st8 != 0) && X0 >= io.dx0 && X0 + SM_TW <= io.dx0 + io.dw &&
+                            Y0 >= io.dy0 && Y0 + T::TH <= io.dy0 + io.dh;
+        /* row block j's sums in h[j & 3]; m-block mb takes blocks 2 mb .. 2 mb + 3 */
+        uint32_t h[4][2][2];
+        sr_rows<R>(lb, 0, ah, h_offset, h[0]);
+        sr_rows<R>(lb, 1, ah, h_offset, h[1]);
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++) {
+            sr_rows<R>(lb, 2 * mb + 2, ah, h_offset, h[(2 * mb + 2) & 3]);
+            sr_rows<R>(lb, 2 * mb + 3, ah, h_offset, h[(2 * mb + 3) & 3]);
+            const uint32_t(&a0)[2][2] = h[(2 * mb) & 3], (&a1)[2][2] = h[(2 * mb + 1) & 3];
+            const uint32_t(&a2)[2][2] = h[(2 * mb + 2) & 3], (&a3)[2][2] = h[(2 * mb + 3) & 3];
+            if (inside) sr_out<THEN, STEPS, true>(io, th, av, a0, a1, a2, a3, gx, Y0 + 16 * mb, st8);
+            else sr_out<THEN, STEPS, false>(io, th, av, a0, a1, a2, a3, gx, Y0 + 16 * mb, st8);
+        }
+    });
 #endif
 }
 
@@ -506,26 +534,39 @@ static bool sep_mma_takes(const sep_args &a, const tsk_op *op)
         sx += fabs((double)op->u.sep.kx[i]);
         sy += fabs((double)op->u.sep.ky[i]);
     }
-    if (sx > 1.0 + 1e-6 || sy > 1.0 + 1e-6) return false;
-    int dev = 0, major = 0;
-    return cudaGetDevice(&dev) == cudaSuccess &&
-           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
+    return sx <= 1.0 + 1e-6 && sy <= 1.0 + 1e-6 && sm_device_ok();
 }
 
 
 /* One of two instances of a kernel, Then where the op carries an
- * orientation after it, in sm_blocks' blocks. */
+ * orientation after it, in sm_blocks' blocks with smem bytes of dynamic
+ * shared memory. */
 template <auto Plain, auto Then, typename... Args>
-static void sm_launch(bool then, int tiles, cudaStream_t s, Args... args)
+static void sm_launch(bool then, int tiles, size_t smem, cudaStream_t s, Args... args)
 {
-    if (then) Then<<<sm_blocks<Then>(tiles), SM_THREADS, 0, s>>>(args...);
-    else Plain<<<sm_blocks<Plain>(tiles), SM_THREADS, 0, s>>>(args...);
+    if (then) {
+        sm_allow_smem<Then>(smem);
+        Then<<<sm_blocks<Then>(tiles, smem), SM_THREADS, smem, s>>>(args...);
+    } else {
+        sm_allow_smem<Plain>(smem);
+        Plain<<<sm_blocks<Plain>(tiles, smem), SM_THREADS, smem, s>>>(args...);
+    }
+}
+
+/* v15's kernel (sep_mma_raw) at B blocks an SM and MB m-blocks a tile,
+ * STEPS as sep_mma_go says. */
+template <int N, int B, bool STEPS, int MB, typename... Args>
+static void sep_mma_raw_launch(bool then, int tiles, cudaStream_t s, Args... args)
+{
+    sm_launch<sep_mma_raw<N, false, B, false, MB>, sep_mma_raw<N, true, B, STEPS, MB>>(
+        then, tiles, sep_mma_tile<(N - 1) / 2, MB>::SMEM, s, args...);
 }
 
 /* raw: 0 for v13's kernel, else v15's at that many blocks an SM (3 or 4);
- * steps: v18's output with an orientation after (3 blocks an SM). */
+ * steps: v18's output with an orientation after (3 blocks an SM); mb: m-blocks
+ * of 16 output rows a tile of v15's kernel (2, or 4 for v21). */
 template <int N>
-static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps,
+static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps, int mb,
                             cudaStream_t s, ts_err *err)
 {
     sep_walk_taps<N> k;
@@ -540,47 +581,55 @@ static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border
      * a pixel's place in the image alone, so that tiled runs equal untiled
      * ones bit for bit */
     const int ax0 = a.io.dx0 & ~7, ay0 = a.io.dy0 & ~15;
+    const int th = raw && mb == 4 ? 64 : SM_TH;
     const int tiles_x = (a.io.dx0 + a.io.dw - ax0 + SM_TW - 1) / SM_TW;
-    const int tiles = tiles_x * ((a.io.dy0 + a.io.dh - ay0 + SM_TH - 1) / SM_TH);
+    const int tiles = tiles_x * ((a.io.dy0 + a.io.dh - ay0 + th - 1) / th);
     /* 16-byte loads: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
     const float off = -1024.0f * sum;
     const bool then = a.then.on;
     if (!raw) {
-        sm_launch<sep_mma<N, false>, sep_mma<N, true>>(then, tiles, s, a.io, k, border_px, off, vec, ax0, ay0,
+        sm_launch<sep_mma<N, false>, sep_mma<N, true>>(then, tiles, 0, s, a.io, k, border_px, off, vec, ax0, ay0,
                                                         tiles_x, tiles, a.then);
         return TSK_LAUNCH_CHECK("separable convolution (tensor cores)", err);
     }
     /* v15's 8-byte stores: a lane's pixel pair starts at an even image
      * column, so at an even column of an 8-byte aligned destination */
     const int st8 = (a.io.dx0 & 1) == 0 && a.io.dp % 8 == 0 && ((uintptr_t)a.io.dst & 7u) == 0;
+    const bool by_steps = steps && a.then.steps;
     if (raw == 4)
-        sm_launch<sep_mma_raw<N, false, 4, false>, sep_mma_raw<N, true, 4, false>>(
-            then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, a.then);
-    else if (steps && a.then.steps)
-        sm_launch<sep_mma_raw<N, false, 3, false>, sep_mma_raw<N, true, 3, true>>(
-            then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, a.then);
+        sep_mma_raw_launch<N, 4, false, 2>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
+                                           tiles, a.then);
+    else if (mb == 4 && by_steps)
+        sep_mma_raw_launch<N, 3, true, 4>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles,
+                                          a.then);
+    else if (mb == 4)
+        sep_mma_raw_launch<N, 3, false, 4>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
+                                           tiles, a.then);
+    else if (by_steps)
+        sep_mma_raw_launch<N, 3, true, 2>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles,
+                                          a.then);
     else
-        sm_launch<sep_mma_raw<N, false, 3, false>, sep_mma_raw<N, true, 3, false>>(
-            then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x, tiles, a.then);
+        sep_mma_raw_launch<N, 3, false, 2>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
+                                           tiles, a.then);
     return TSK_LAUNCH_CHECK("separable convolution (tensor cores, raw tiles)", err);
 }
 
-/* v13 (raw: v15, v16; steps: v18) for N x N taps: *done = 1 and the
- * status when it takes the op. */
-static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps,
+/* v13 (raw: v15, v16; steps: v18; mb 4: v21) for N x N taps: *done = 1
+ * and the status when it takes the op. */
+static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps, int mb,
                                  cudaStream_t s, int *done, ts_err *err)
 {
     if (!sep_mma_takes(a, op)) return TS_OK;
     *done = 1;
     switch (a.nx) {
-    case 3: return sep_mma_go<3>(a, op, border_px, raw, steps, s, err);
-    case 5: return sep_mma_go<5>(a, op, border_px, raw, steps, s, err);
-    case 7: return sep_mma_go<7>(a, op, border_px, raw, steps, s, err);
-    case 9: return sep_mma_go<9>(a, op, border_px, raw, steps, s, err);
-    case 11: return sep_mma_go<11>(a, op, border_px, raw, steps, s, err);
-    case 13: return sep_mma_go<13>(a, op, border_px, raw, steps, s, err);
-    case 15: return sep_mma_go<15>(a, op, border_px, raw, steps, s, err);
+    case 3: return sep_mma_go<3>(a, op, border_px, raw, steps, mb, s, err);
+    case 5: return sep_mma_go<5>(a, op, border_px, raw, steps, mb, s, err);
+    case 7: return sep_mma_go<7>(a, op, border_px, raw, steps, mb, s, err);
+    case 9: return sep_mma_go<9>(a, op, border_px, raw, steps, mb, s, err);
+    case 11: return sep_mma_go<11>(a, op, border_px, raw, steps, mb, s, err);
+    case 13: return sep_mma_go<13>(a, op, border_px, raw, steps, mb, s, err);
+    case 15: return sep_mma_go<15>(a, op, border_px, raw, steps, mb, s, err);
     default: *done = 0; return TS_OK;
     }
 }

@@ -148,7 +148,7 @@ static int room_to_decode(batch *b)
      * decoding through the engines' start instead of waiting on it with one
      * image each; the pinned pool pins room for all of them when the engines
      * come (docs/BATCH.md). */
-    if (!b->gpu && b->mode == RUN_GPU && b->early.tail - b->early.head >= TS_EARLY_PER_WORKER * b->nworkers) return 0;
+    if (!b->gpu && b->mode == RUN_GPU && b->early.tail - b->early.head >= b->early_per_worker * b->nworkers) return 0;
     /* --device auto, the GPU's engines up and only nvJPEG's set-up left (a
      * few tenths of a second): an image begun on the CPU now would end
      * after the GPU could have done it, and keep a core from the GPU's
@@ -473,6 +473,9 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
      * ordinary memory, or pinning the whole pool up front, were both slower
      * than waiting (docs/measurements/batch.md). */
     b.early_decode = b.mode == RUN_GPU && (o->codec == TS_CODEC_CPU || !b.wants_jpeg);
+    /* measurements: TS_TEST_EARLY_PER_WORKER=N tries another cap */
+    const char *early = getenv("TS_TEST_EARLY_PER_WORKER");
+    b.early_per_worker = early && atoi(early) > 0 ? atoi(early) : TS_EARLY_PER_WORKER;
     if (!o->dry_run && work > 0 && b.mode == RUN_CPU_THEN_GPU) ts_batch_gpu_defer(&b);
     else if (!o->dry_run && work > 0 && b.mode != RUN_CPU) st = ts_batch_gpu_start(&b, err);
     if (st == TS_OK && !(b.cpu_codecs = ts_codec_session_create(TS_CODEC_CPU, 0, 0, 0)))

@@ -92,6 +92,7 @@ typedef struct batch {
     int next_admit;           /* next job to admit, in input order */
     int to_admit;             /* jobs neither admitted nor finished */
     int early_decode;         /* --device gpu, CPU codecs: decode while the GPU starts */
+    int early_per_worker;     /* ... at most this many images a worker (TS_EARLY_PER_WORKER) */
     queue early;              /* decoded before the GPU was there, for a worker to move into pinned memory */
     queue decoded;            /* waiting for a GPU engine */
     int decode_ahead;         /* decoded images left waiting for an engine at most */
