@@ -428,11 +428,12 @@ static void bench_all_lines(ts_bench *b)
     bench_resize(b, "resize-down", 0.5);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 0, 0);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 0);
-    /* the fused outputs of the tensor-core versions: v13's, v15's, v18's and v21's */
+    /* the fused outputs of the tensor-core versions: v13's, v15's, v18's, v21's and v23's */
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 13);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 15);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 18);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 21);
+    bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 23);
 }
 
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)

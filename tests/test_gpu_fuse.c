@@ -106,7 +106,7 @@ static void check_fused(const tsk_op *fused, int W, int H, ts_rect r, size_t shi
     /* the default version (what the planner fuses for) and each
      * tensor-core version by number: the orientation's kernel after the
      * convolution of that version */
-    static const int versions[] = { 0, 13, 15, 16, 18, 19, 21 };
+    static const int versions[] = { 0, 13, 15, 16, 18, 19, 21, 23 };
     for (int vi = 0; vi < (int)(sizeof versions / sizeof versions[0]); vi++) {
         gc_dev dsrc, dmid, dtwo, dfused;
         CHECK(gc_upload(&dsrc, &src, shift) && gc_dev_alloc(&dmid, &mid_h, shift) &&

@@ -93,32 +93,10 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
         for (int rb = 0; rb < C2M_BLOCKS; rb++) {
             float d[2][4];
 #pragma unroll
-            for (int j = 0; j < N; j++)
-#pragma unroll
-                for (int s = 0; s < S::KH; s += 2) {
-                    uint32_t w[4];
-                    if (s + 1 < S::KH) {
-                        sm_ldmatrix_x4(w, lb + (8 * rb + j) * S::PITCH + 8 * s);
-                    } else {
-                        uint32_t w2[2];
-                        sr_ldmatrix_x2(w2, lb + (8 * rb + j) * S::PITCH + 8 * s);
-                        w[0] = w2[0]; w[1] = w2[1]; w[2] = w[3] = 0u;
-                    }
-#pragma unroll
-                    for (int q = 0; q < 2 && s + q < S::KH; q++) {
-                        /* pixel t and t + 4 of the step: channels 0 and 2, then 1 and 3 */
-                        const uint32_t p0 = w[2 * q], p1 = w[2 * q + 1];
-                        const uint32_t b00 = __byte_perm(p0, 0x64646464u, 0x4240u), b01 = __byte_perm(p1, 0x64646464u, 0x4240u);
-                        const uint32_t b10 = __byte_perm(p0, 0x64646464u, 0x4341u), b11 = __byte_perm(p1, 0x64646464u, 0x4341u);
-                        if (j == 0 && s + q == 0) {
-                            sm_mma_c(d[0], a[0][0], b00, b01, offset);
-                            sm_mma_c(d[1], a[0][0], b10, b11, offset);
-                        } else {
-                            sm_mma(d[0], a[j][s + q], b00, b01);
-                            sm_mma(d[1], a[j][s + q], b10, b11);
-                        }
-                    }
-                }
+            for (int j = 0; j < N; j++) {
+                if (j == 0) sm_row_products<S::KH, true>(lb + 8 * rb * S::PITCH, a[0], d, offset);
+                else sm_row_products<S::KH, false>(lb + (8 * rb + j) * S::PITCH, a[j], d, offset);
+            }
             if (!x_in) continue;
 #pragma unroll
             for (int h = 0; h < 2; h++) {

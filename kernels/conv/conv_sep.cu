@@ -80,6 +80,11 @@
  *       the profile in docs/PERFORMANCE.md). Each output column and row
  *       takes the same taps in the same k16 steps as in v15: its bytes.
  *   v22 v21 from 7 taps on, v11 below.
+ *   v23 v21 with each input byte as the exact half byte * 2^-24 (a
+ *       subnormal), the row taps scaled by 2^15 and the column taps by 2^9:
+ *       no accumulator starts at the -1024 * (sum of the taps) offset, so
+ *       no register moves put it there (sep_mma.cuh). Other float
+ *       roundings than v15's: within 1 of the reference, not v15's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v7 fall back to v2 when their tile does not fit in shared memory
@@ -156,6 +161,7 @@ static constexpr conv_version sep_versions[] = {
     { "v20 v19, with 3 and 5 taps as 2-D v12 on the taps' outer product (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true, true },
     { "v21 v18 with 64-row tiles, async edges, lean output (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, true, false, 4 },
     { "v22 v21 from 7 taps on, v11 below (else v8)", CONV_WARP, true, true, 0, 0, 2, true, false, 7, 3, true, false, 4 },
+    { "v23 v21 with exact small inputs, no offset (else as v11)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, true, false, 4, true },
 };
 
 /* out = center_w * p + conv_w * t, one channel. */
@@ -477,7 +483,7 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
     if (a.cw != 0.0f || a.kw != 1.0f || a.nx != a.ny)
         return TS_OK;
     if (v.mma && a.nx >= v.mma) {
-        const ts_status st = sep_mma_version(a, op, border_px, v.raw, v.steps, v.mb, s, done, err);
+        const ts_status st = sep_mma_version(a, op, border_px, v, s, done, err);
         if (*done) return st;
     }
     if (v.outer && !a.then.on && (a.nx == 3 || a.nx == 5) && sep_mma_takes(a, op)) {

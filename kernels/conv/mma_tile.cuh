@@ -119,6 +119,47 @@ static __device__ __forceinline__ void sr_ldmatrix_x2(uint32_t (&b)[2], const ui
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(b[0]), "=r"(b[1]) : "r"(s) : "memory");
 }
 
+/* The products of one row block against the k16 steps of a: d[pair] +=
+ * a[s] B[pair][s] for s = 0..KH-1, where row is the lane's ldmatrix address
+ * in the block's raw pixels. ldmatrix x4 gives a lane pixel t and t + 4 of
+ * its row for two steps; four byte permutes a step make the (1024 + byte)
+ * halves of channels 0 and 2 (pair 0) and 1 and 3 (pair 1); TINY: the
+ * halves byte * 2^-24 instead (0x00XX, subnormal and exact), which need no
+ * offset. FIRST: d starts at offset instead of at its value. Both
+ * tensor-core families (separable sr_rows, 2-D v12) make their B fragments
+ * here. */
+template <int KH, bool FIRST, bool TINY = false>
+static __device__ __forceinline__ void sm_row_products(const uint32_t *row, const uint32_t (&a)[KH][4], float (&d)[2][4],
+                                                       float offset)
+{
+    constexpr uint32_t fill = TINY ? 0u : 0x64646464u;
+    if (TINY) offset = 0.0f; /* a constant zero: the accumulators start at the zero register */
+#pragma unroll
+    for (int s = 0; s < KH; s += 2) {
+        uint32_t w[4];
+        if (s + 1 < KH) {
+            sm_ldmatrix_x4(w, row + 8 * s);
+        } else {
+            uint32_t w2[2];
+            sr_ldmatrix_x2(w2, row + 8 * s);
+            w[0] = w2[0]; w[1] = w2[1]; w[2] = w[3] = 0u;
+        }
+#pragma unroll
+        for (int q = 0; q < 2 && s + q < KH; q++) {
+            const uint32_t p0 = w[2 * q], p1 = w[2 * q + 1];
+            const uint32_t b00 = __byte_perm(p0, fill, 0x4240u), b01 = __byte_perm(p1, fill, 0x4240u);
+            const uint32_t b10 = __byte_perm(p0, fill, 0x4341u), b11 = __byte_perm(p1, fill, 0x4341u);
+            if (FIRST && s + q == 0) {
+                sm_mma_c(d[0], a[0], b00, b01, offset);
+                sm_mma_c(d[1], a[0], b10, b11, offset);
+            } else {
+                sm_mma(d[0], a[s + q], b00, b01);
+                sm_mma(d[1], a[s + q], b10, b11);
+            }
+        }
+    }
+}
+
 static __device__ __forceinline__ void sr_cp16(uint32_t *dst, const void *src)
 {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);

@@ -54,17 +54,19 @@ static __device__ __forceinline__ uint32_t sm_tap(const __half *taps, int i, int
     return i >= 0 && i < n ? (uint32_t)__half_as_ushort(taps[i]) : 0u;
 }
 
-/* Taps 0..N-1 of each direction into shared memory as halves, zero up to 16. */
+/* Taps 0..N-1 of each direction into shared memory as halves, zero up to
+ * 16, times sx (the rows') and sy (the columns'): powers of 2. */
 template <int N>
-static __device__ __forceinline__ void sm_put_taps(__half (*taps)[16], const sep_walk_taps<N> &k)
+static __device__ __forceinline__ void sm_put_taps(__half (*taps)[16], const sep_walk_taps<N> &k, float sx = 1.0f,
+                                                   float sy = 1.0f)
 {
     if (threadIdx.x < 16) {
         __half x = __float2half_rn(0.0f), y = x;
 #pragma unroll
         for (int i = 0; i < N; i++)
             if ((int)threadIdx.x == i) {
-                x = __float2half_rn(k.kx[i]);
-                y = __float2half_rn(k.ky[i]);
+                x = __float2half_rn(k.kx[i] * sx);
+                y = __float2half_rn(k.ky[i] * sy);
             }
         taps[0][threadIdx.x] = x;
         taps[1][threadIdx.x] = y;
@@ -307,38 +309,14 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
 
 /* Row sums of row block j (8 input rows) of the raw tile at lb (this
  * lane's ldmatrix address), both channel pairs, as half2 B fragments of
- * the column sums: h[pair][slot half]. */
-template <int R>
+ * the column sums: h[pair][slot half]. TINY: as sm_row_products. */
+template <int R, bool TINY>
 static __device__ __forceinline__ void sr_rows(const uint32_t *lb, int j, const uint32_t (&ah)[sm_shape<R>::KH][4],
                                                float h_offset, uint32_t (&h)[2][2])
 {
     using S = sm_shape<R>;
     float d[2][4];
-#pragma unroll
-    for (int s = 0; s < S::KH; s += 2) {
-        uint32_t w[4];
-        if (s + 1 < S::KH) {
-            sm_ldmatrix_x4(w, lb + 8 * j * S::PITCH + 8 * s);
-        } else {
-            uint32_t w2[2];
-            sr_ldmatrix_x2(w2, lb + 8 * j * S::PITCH + 8 * s);
-            w[0] = w2[0]; w[1] = w2[1]; w[2] = w[3] = 0u;
-        }
-#pragma unroll
-        for (int q = 0; q < 2 && s + q < S::KH; q++) {
-            /* pixel t and t + 4 of the step: channels 0 and 2, then 1 and 3 */
-            const uint32_t p0 = w[2 * q], p1 = w[2 * q + 1];
-            const uint32_t b00 = __byte_perm(p0, 0x64646464u, 0x4240u), b01 = __byte_perm(p1, 0x64646464u, 0x4240u);
-            const uint32_t b10 = __byte_perm(p0, 0x64646464u, 0x4341u), b11 = __byte_perm(p1, 0x64646464u, 0x4341u);
-            if (s + q == 0) {
-                sm_mma_c(d[0], ah[0], b00, b01, h_offset);
-                sm_mma_c(d[1], ah[0], b10, b11, h_offset);
-            } else {
-                sm_mma(d[0], ah[s + q], b00, b01);
-                sm_mma(d[1], ah[s + q], b10, b11);
-            }
-        }
-    }
+    sm_row_products<S::KH, true, TINY>(lb + 8 * j * S::PITCH, ah, d, h_offset);
 #pragma unroll
     for (int p = 0; p < 2; p++) {
         h[p][0] = sm_half2(d[p][0], d[p][1]);
@@ -460,7 +438,15 @@ static __device__ __forceinline__ void sr_out(const conv_io &io, const sep_then 
  * rows, four held at a time: v15's 2 in static shared memory, or v21's 4
  * (sep_mma_tile), whose tiles also fill their edges by cp.async and, where
  * wholly inside the region, store their pixels with one address a lane and
- * no checks. */
+ * no checks. TINY (v23): the inputs are the exact halves byte * 2^-24
+ * (sm_row_products), the row taps are scaled by 2^15 and the column taps
+ * by 2^9. The row sums then come out at 2^-9 of their value (under 0.5,
+ * normal halves from 2^-5 of a level on, as exact relative to their value
+ * as v15's), the column taps take the scale out again, and no accumulator
+ * starts at an offset: no register moves to put it there, and sums of
+ * exact products with no 1024s to cancel. The bytes are not v15's (other
+ * float roundings), and within 1 of the reference's as every tensor
+ * version's. */
 template <int R, int MB>
 struct sep_mma_tile {
     static constexpr int TH = 16 * MB;                /* output rows */
@@ -470,7 +456,7 @@ struct sep_mma_tile {
     static constexpr size_t SMEM = V21 ? (size_t)2 * ROWS * sm_shape<R>::PITCH * sizeof(uint32_t) : 0;
 };
 
-template <int N, bool THEN, int BLOCKS_PER_SM, bool STEPS, int MB>
+template <int N, bool THEN, int BLOCKS_PER_SM, bool STEPS, int MB, bool TINY>
 __global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
     sep_mma_raw(conv_io io, sep_walk_taps<N> k, uint32_t border_px, float h_offset, int vec, int st8, int ax0, int ay0,
                 int tiles_x, int tiles, sep_then th)
@@ -486,7 +472,7 @@ __global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
     sm_walk w(tiles_x, tiles);
     if (!w.more()) return;
 
-    sm_put_taps<N>(taps, k);
+    sm_put_taps<N>(taps, k, TINY ? 32768.0f : 1.0f, TINY ? 512.0f : 1.0f);
     sm_walk_first<R, T::TH, T::ROWS, T::V21>(io, border_px, vec, ax0, ay0, w, raw);
     __syncthreads();
 
@@ -508,12 +494,12 @@ __global__ void __launch_bounds__(SM_THREADS, BLOCKS_PER_SM)
                             Y0 >= io.dy0 && Y0 + T::TH <= io.dy0 + io.dh;
         /* row block j's sums in h[j & 3]; m-block mb takes blocks 2 mb .. 2 mb + 3 */
         uint32_t h[4][2][2];
-        sr_rows<R>(lb, 0, ah, h_offset, h[0]);
-        sr_rows<R>(lb, 1, ah, h_offset, h[1]);
+        sr_rows<R, TINY>(lb, 0, ah, h_offset, h[0]);
+        sr_rows<R, TINY>(lb, 1, ah, h_offset, h[1]);
 #pragma unroll
         for (int mb = 0; mb < MB; mb++) {
-            sr_rows<R>(lb, 2 * mb + 2, ah, h_offset, h[(2 * mb + 2) & 3]);
-            sr_rows<R>(lb, 2 * mb + 3, ah, h_offset, h[(2 * mb + 3) & 3]);
+            sr_rows<R, TINY>(lb, 2 * mb + 2, ah, h_offset, h[(2 * mb + 2) & 3]);
+            sr_rows<R, TINY>(lb, 2 * mb + 3, ah, h_offset, h[(2 * mb + 3) & 3]);
             const uint32_t(&a0)[2][2] = h[(2 * mb) & 3], (&a1)[2][2] = h[(2 * mb + 1) & 3];
             const uint32_t(&a2)[2][2] = h[(2 * mb + 2) & 3], (&a3)[2][2] = h[(2 * mb + 3) & 3];
             if (inside) sr_out<THEN, STEPS, true>(io, th, av, a0, a1, a2, a3, gx, Y0 + 16 * mb, st8);
@@ -554,21 +540,24 @@ static void sm_launch(bool then, int tiles, size_t smem, cudaStream_t s, Args...
 }
 
 /* v15's kernel (sep_mma_raw) at B blocks an SM and MB m-blocks a tile,
- * STEPS as sep_mma_go says. */
-template <int N, int B, bool STEPS, int MB, typename... Args>
+ * STEPS and TINY as sep_mma_go says. */
+template <int N, int B, bool STEPS, int MB, bool TINY = false, typename... Args>
 static void sep_mma_raw_launch(bool then, int tiles, cudaStream_t s, Args... args)
 {
-    sm_launch<sep_mma_raw<N, false, B, false, MB>, sep_mma_raw<N, true, B, STEPS, MB>>(
+    sm_launch<sep_mma_raw<N, false, B, false, MB, TINY>, sep_mma_raw<N, true, B, STEPS, MB, TINY>>(
         then, tiles, sep_mma_tile<(N - 1) / 2, MB>::SMEM, s, args...);
 }
 
-/* raw: 0 for v13's kernel, else v15's at that many blocks an SM (3 or 4);
- * steps: v18's output with an orientation after (3 blocks an SM); mb: m-blocks
- * of 16 output rows a tile of v15's kernel (2, or 4 for v21). */
+/* Version v's tensor-core kernel: raw 0 for v13's, else v15's at that
+ * many blocks an SM (3 or 4); steps: v18's output with an orientation
+ * after (3 blocks an SM); mb: m-blocks of 16 output rows a tile of v15's
+ * kernel (2, or 4 for v21); tiny: v23's inputs (with mb 4). */
 template <int N>
-static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps, int mb,
+static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                             cudaStream_t s, ts_err *err)
 {
+    const int raw = v.raw, mb = v.mb;
+    const bool tiny = v.tiny && raw == 3 && mb == 4;
     sep_walk_taps<N> k;
     float sum = 0.0f;  /* the taps as halves sum exactly in float */
     for (int i = 0; i < N; i++) {
@@ -586,7 +575,7 @@ static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border
     const int tiles = tiles_x * ((a.io.dy0 + a.io.dh - ay0 + th - 1) / th);
     /* 16-byte loads: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(a.io) & 1u) && (a.io.sx0 & 3) == 0;
-    const float off = -1024.0f * sum;
+    const float off = tiny ? 0.0f : -1024.0f * sum;
     const bool then = a.then.on;
     if (!raw) {
         sm_launch<sep_mma<N, false>, sep_mma<N, true>>(then, tiles, 0, s, a.io, k, border_px, off, vec, ax0, ay0,
@@ -596,8 +585,14 @@ static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border
     /* v15's 8-byte stores: a lane's pixel pair starts at an even image
      * column, so at an even column of an 8-byte aligned destination */
     const int st8 = (a.io.dx0 & 1) == 0 && a.io.dp % 8 == 0 && ((uintptr_t)a.io.dst & 7u) == 0;
-    const bool by_steps = steps && a.then.steps;
-    if (raw == 4)
+    const bool by_steps = v.steps && a.then.steps;
+    if (tiny && by_steps)
+        sep_mma_raw_launch<N, 3, true, 4, true>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
+                                                tiles, a.then);
+    else if (tiny)
+        sep_mma_raw_launch<N, 3, false, 4, true>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
+                                                 tiles, a.then);
+    else if (raw == 4)
         sep_mma_raw_launch<N, 4, false, 2>(then, tiles, s, a.io, k, border_px, off, vec, st8, ax0, ay0, tiles_x,
                                            tiles, a.then);
     else if (mb == 4 && by_steps)
@@ -615,21 +610,21 @@ static ts_status sep_mma_go(const sep_args &a, const tsk_op *op, uint32_t border
     return TSK_LAUNCH_CHECK("separable convolution (tensor cores, raw tiles)", err);
 }
 
-/* v13 (raw: v15, v16; steps: v18; mb 4: v21) for N x N taps: *done = 1
- * and the status when it takes the op. */
-static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, int raw, bool steps, int mb,
+/* v13 (raw: v15, v16; steps: v18; mb 4: v21; tiny: v23) for N x N taps:
+ * *done = 1 and the status when it takes the op. */
+static ts_status sep_mma_version(const sep_args &a, const tsk_op *op, uint32_t border_px, const conv_version &v,
                                  cudaStream_t s, int *done, ts_err *err)
 {
     if (!sep_mma_takes(a, op)) return TS_OK;
     *done = 1;
     switch (a.nx) {
-    case 3: return sep_mma_go<3>(a, op, border_px, raw, steps, mb, s, err);
-    case 5: return sep_mma_go<5>(a, op, border_px, raw, steps, mb, s, err);
-    case 7: return sep_mma_go<7>(a, op, border_px, raw, steps, mb, s, err);
-    case 9: return sep_mma_go<9>(a, op, border_px, raw, steps, mb, s, err);
-    case 11: return sep_mma_go<11>(a, op, border_px, raw, steps, mb, s, err);
-    case 13: return sep_mma_go<13>(a, op, border_px, raw, steps, mb, s, err);
-    case 15: return sep_mma_go<15>(a, op, border_px, raw, steps, mb, s, err);
+    case 3: return sep_mma_go<3>(a, op, border_px, v, s, err);
+    case 5: return sep_mma_go<5>(a, op, border_px, v, s, err);
+    case 7: return sep_mma_go<7>(a, op, border_px, v, s, err);
+    case 9: return sep_mma_go<9>(a, op, border_px, v, s, err);
+    case 11: return sep_mma_go<11>(a, op, border_px, v, s, err);
+    case 13: return sep_mma_go<13>(a, op, border_px, v, s, err);
+    case 15: return sep_mma_go<15>(a, op, border_px, v, s, err);
     default: *done = 0; return TS_OK;
     }
 }
