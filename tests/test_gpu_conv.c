@@ -75,8 +75,9 @@ typedef struct conv_family {
      * same order (column walk; warp walk at 4 and 2 pixels a lane, lean, in
      * one wave), on walk cases 0 .. walks_cases - 1 (those of 3 and 5 taps) */
     int walks[5], walks_cases;
-    /* the same for the tensor-core versions (v13's sums in v13's order),
-     * on walk cases 0 .. mmas_cases - 1; none where mmas[0] is 0 */
+    /* the same for the tensor-core versions that make the same sums in the
+     * same order (separable v13's, 2-D v12's), on walk cases 0 ..
+     * mmas_cases - 1; the list ends at the first 0 */
     int mmas[5], mmas_cases;
     void (*large)(conv_case cases[LARGE_CASES]);
     void (*stream_ops)(tsk_op ops[STREAM_OPS]);
@@ -321,7 +322,7 @@ static void c2d_describe(const tsk_op *op, char *buf, size_t n)
 
 static const conv_family family_2d = {
     "2d", TSK_CONV_2D, c2d_small, c2d_region, c2d_medium, c2d_misaligned,
-    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, { 7, 8, 9, 10, 11 }, 30, { 0 }, 0, c2d_large, c2d_stream_ops,
+    3 * 5 * 3, c2d_walk, c2d_walk_region, c2d_walk_fraction, { 7, 8, 9, 10, 11 }, 30, { 12, 13 }, 30, c2d_large, c2d_stream_ops,
     c2d_error_op, c2d_break, 1, c2d_timing, c2d_f32_tol, c2d_describe,
 };
 
@@ -463,7 +464,9 @@ static void versions_agree(const int *versions, int nv, int cases, const char *w
 static void test_walks_agree(void)
 {
     versions_agree(fam->walks, (int)(sizeof fam->walks / sizeof fam->walks[0]), fam->walks_cases, "walk");
-    if (fam->mmas[0]) versions_agree(fam->mmas, (int)(sizeof fam->mmas / sizeof fam->mmas[0]), fam->mmas_cases, "tensor");
+    int n = 0;
+    while (n < (int)(sizeof fam->mmas / sizeof fam->mmas[0]) && fam->mmas[n]) n++;
+    if (n > 1) versions_agree(fam->mmas, n, fam->mmas_cases, "tensor");
 }
 
 /* Two streams, slots 0 and 1, each switching between two tap sets on every

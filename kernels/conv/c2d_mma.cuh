@@ -30,7 +30,16 @@
  * float sums by far less: with sum |k| <= 2 (the launcher's condition) under
  * 0.3, so a result is within 1 of the reference's, as the fma versions are.
  * Which taps share a k16 step depends only on a column's place among its 8,
- * on the image's grid, so tiled runs equal untiled ones. */
+ * on the image's grid, so tiled runs equal untiled ones.
+ *
+ * v13 (PLANES): v12 converts every input row once for each of the N kernel
+ * rows that read it (four byte permutes a k16 step and row: a quarter of
+ * its instructions at 5 x 5, docs/PERFORMANCE.md). v13 converts the tile
+ * once, after its raw copy lands, into the two half2 planes of separable
+ * v13 (sm_convert, dynamic shared memory), and each kernel row's fragments
+ * come from one ldmatrix a step. A tile wholly inside the region stores its
+ * pixels from one address a lane, unchecked. The same products in the same
+ * order: v12's bytes. */
 
 #include "mma_tile.cuh"
 
@@ -42,7 +51,7 @@ struct c2d_mma_taps {
     float k[N * N];
 };
 
-template <int N, bool ABS>
+template <int N, bool ABS, bool PLANES>
 __global__ void __launch_bounds__(SM_THREADS, 3)
     c2d_mma(conv_io io, c2d_mma_taps<N> k, uint32_t border_px, float offset, int vec, int ax0, int ay0, int tiles_x,
             int tiles)
@@ -81,45 +90,71 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
                 a[j][s][i] = (m >> 3) ? h << 16 : h;
             }
     /* ldmatrix x4: matrix q is rows lane & 7, pixels 4 (q & 1) .. of k16
-     * step q >> 1 of the pair */
+     * step q >> 1 of the pair; from the planes (v13): plane q >> 1 */
     const int lq = lane >> 3;
     const uint32_t *lp = &raw[0][lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
+    uint32_t (*const planes)[SM_ROWS_IN][S::PITCH] = reinterpret_cast<uint32_t (*)[SM_ROWS_IN][S::PITCH]>(sm_dynamic);
+    const uint32_t *pp = &planes[lq >> 1][lane & 7][8 * warp + 4 * (lq & 1)];
 
     sm_walk_tiles<R, C2M_ROWS, SM_ROWS_IN, false>(io, border_px, vec, ax0, ay0, w, raw[0], [&](int it, int X0, int Y0) {
         const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
+        if constexpr (PLANES) {
+            /* the planes are free: every warp has passed the walk's barrier after the last tile */
+            sm_convert<R>(planes, raw[it]);
+            __syncthreads();
+        }
         const int x = X0 + 8 * warp + g;
         const bool x_in = x >= io.dx0 && x < io.dx0 + io.dw;
+        /* v13: the whole tile in the region, so one address a lane and no checks */
+        const bool inside = PLANES && X0 >= io.dx0 && X0 + SM_TW <= io.dx0 + io.dw && Y0 >= io.dy0 &&
+                            Y0 + C2M_ROWS <= io.dy0 + io.dh;
+        unsigned char *at = io.dst + (ptrdiff_t)(Y0 + 2 * t - io.dy0) * (ptrdiff_t)io.dp + (ptrdiff_t)(x - io.dx0) * 4;
 #pragma unroll 1
-        for (int rb = 0; rb < C2M_BLOCKS; rb++) {
+        for (int rb = 0; rb < C2M_BLOCKS; rb++, at += 8 * (ptrdiff_t)io.dp) {
             float d[2][4];
 #pragma unroll
             for (int j = 0; j < N; j++) {
-                if (j == 0) sm_row_products<S::KH, true>(lb + 8 * rb * S::PITCH, a[0], d, offset);
-                else sm_row_products<S::KH, false>(lb + (8 * rb + j) * S::PITCH, a[j], d, offset);
+                if constexpr (PLANES) {
+                    if (j == 0) sm_plane_products<S::KH, true>(pp + 8 * rb * S::PITCH, a[0], d, offset);
+                    else sm_plane_products<S::KH, false>(pp + (8 * rb + j) * S::PITCH, a[j], d, offset);
+                } else {
+                    if (j == 0) sm_row_products<S::KH, true>(lb + 8 * rb * S::PITCH, a[0], d, offset);
+                    else sm_row_products<S::KH, false>(lb + (8 * rb + j) * S::PITCH, a[j], d, offset);
+                }
             }
-            if (!x_in) continue;
+            if (!inside && !x_in) continue;
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int y = Y0 + 8 * rb + 2 * t + h;
-                if (y < io.dy0 || y >= io.dy0 + io.dh) continue;
+                if (!inside && (y < io.dy0 || y >= io.dy0 + io.dh)) continue;
                 /* d[pair][h]: channel 0 or 1 of the column; d[pair][2 + h]: channel 2 or 3 */
                 const float c[4] = { d[0][h], d[1][h], d[0][2 + h], d[1][2 + h] };
                 uint32_t n[4];
 #pragma unroll
                 for (int ch = 0; ch < 4; ch++) n[ch] = sm_round_bits(ABS ? fabsf(c[ch]) : c[ch]);
-                *(uint32_t *)(io.dst + (size_t)(y - io.dy0) * io.dp + (size_t)(x - io.dx0) * 4) = sm_pack(n);
+                if (inside) *(uint32_t *)(at + (h ? io.dp : 0)) = sm_pack(n);
+                else *(uint32_t *)(io.dst + (size_t)(y - io.dy0) * io.dp + (size_t)(x - io.dx0) * 4) = sm_pack(n);
             }
         }
     });
 #endif
 }
 
+/* Kernel K (one of c2d_mma's instances) over `tiles` tiles with smem bytes
+ * of dynamic shared memory (v13's planes). */
+template <auto K, typename... Args>
+static void c2d_mma_launch(size_t smem, int tiles, cudaStream_t s, Args... args)
+{
+    sm_allow_smem<K>(smem);
+    K<<<sm_blocks<K>(tiles, smem), SM_THREADS, smem, s>>>(args...);
+}
+
 /* Run the kernel of N x N taps k (row by row) over io's region: LINEAR
- * (bias in 0..1 units) or ABS. The caller has checked the conditions
- * above (sum |k| <= 2, RGBA8, a border conv_walk takes). */
+ * (bias in 0..1 units) or ABS; planes: v13's. The caller has checked the
+ * conditions above (sum |k| <= 2, RGBA8, a border conv_walk takes). */
 template <int N>
-static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, bool abs_mode, uint32_t border_px,
-                             cudaStream_t s, ts_err *err)
+static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, bool abs_mode, bool planes,
+                             uint32_t border_px, cudaStream_t s, ts_err *err)
 {
     c2d_mma_taps<N> k;
     float sum = 0.0f;
@@ -137,11 +172,14 @@ static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, b
     const int tiles = tiles_x * ((io.dh + C2M_ROWS - 1) / C2M_ROWS);
     /* 16-byte copies: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(io) & 1u) && (io.sx0 & 3) == 0;
-    if (abs_mode)
-        c2d_mma<N, true><<<sm_blocks<c2d_mma<N, true>>(tiles), SM_THREADS, 0, s>>>(io, k, border_px, offset, vec, ax0,
-                                                                                    ay0, tiles_x, tiles);
+    const size_t smem = (size_t)2 * SM_ROWS_IN * sm_shape<N / 2>::PITCH * sizeof(uint32_t);
+    if (abs_mode && planes)
+        c2d_mma_launch<c2d_mma<N, true, true>>(smem, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
+    else if (abs_mode)
+        c2d_mma_launch<c2d_mma<N, true, false>>(0, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
+    else if (planes)
+        c2d_mma_launch<c2d_mma<N, false, true>>(smem, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
     else
-        c2d_mma<N, false><<<sm_blocks<c2d_mma<N, false>>(tiles), SM_THREADS, 0, s>>>(io, k, border_px, offset, vec,
-                                                                                      ax0, ay0, tiles_x, tiles);
+        c2d_mma_launch<c2d_mma<N, false, false>>(0, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
     return TSK_LAUNCH_CHECK("2-D convolution (tensor cores)", err);
 }

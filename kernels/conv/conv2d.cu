@@ -44,6 +44,10 @@
  *       matrix times 8 input pixels x 2 channels of 8 rows, summed over the
  *       rows in float; taps rounded to half. LINEAR and ABS, N x N for N =
  *       3, 5, taps whose absolute sum is at most 2; else v11.
+ *   v13 v12 with each tile converted once into half2 planes (v12 converts
+ *       every input row again for each kernel row that reads it), and the
+ *       pixels of a tile wholly inside the region stored from one address
+ *       a lane, unchecked (c2d_mma.cuh). v12's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -86,6 +90,7 @@ static constexpr conv_version c2d_versions[] = {
     { "v10 v9 with row addresses stepped inside the image (else v7)", CONV_WARP, true, true, 0, 0, 2, true, false, 0, 0 },
     { "v11 v10 in one wave of tall strips (else v7)", CONV_WARP, true, true, 0, 0, 2, true, true, 0, 0 },
     { "v12 tensor cores, half taps, float sums (RGBA8 NxN lin/abs N<=5, sum|k|<=2, else v11)", CONV_WARP, true, true, 0, 0, 2, true, true, 3, 3 },
+    { "v13 v12 with the tile converted once into half2 planes, lean output (else v11)", CONV_WARP, true, true, 0, 0, 2, true, true, 3, 3, false, false, 0, false, true },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -415,8 +420,9 @@ static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t 
 {
     if (v.mma && a.kw >= v.mma && c2d_mma_takes(a, op)) {
         *done = 1;
-        if (a.kw == 3) return c2d_mma_run<3>(a.io, op->u.conv2d.k, a.bias, a.mode == TSK_CONV_ABS, border_px, s, err);
-        return c2d_mma_run<5>(a.io, op->u.conv2d.k, a.bias, a.mode == TSK_CONV_ABS, border_px, s, err);
+        const bool abs_mode = a.mode == TSK_CONV_ABS;
+        if (a.kw == 3) return c2d_mma_run<3>(a.io, op->u.conv2d.k, a.bias, abs_mode, v.planes, border_px, s, err);
+        return c2d_mma_run<5>(a.io, op->u.conv2d.k, a.bias, abs_mode, v.planes, border_px, s, err);
     }
     if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
         return TS_OK;

@@ -927,6 +927,7 @@ struct conv_version {
     int mb;      /* with raw = 3: m-blocks of 16 output rows a tile (0: 2, v15's 32 rows; 4: 64 rows,
                   * separable v21) */
     bool tiny;   /* with mb = 4: the inputs as exact subnormal halves, no offset (separable v23) */
+    bool planes; /* 2-D, with mma: the tile converted once into half2 planes before its products (2-D v13) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

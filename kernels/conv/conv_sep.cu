@@ -492,8 +492,8 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
         for (int j = 0; j < a.nx; j++)
             for (int i = 0; i < a.nx; i++) k2[j * a.nx + i] = op->u.sep.ky[j] * op->u.sep.kx[i];
         *done = 1;
-        return a.nx == 3 ? c2d_mma_run<3>(a.io, k2, 0.0f, false, border_px, s, err)
-                         : c2d_mma_run<5>(a.io, k2, 0.0f, false, border_px, s, err);
+        return a.nx == 3 ? c2d_mma_run<3>(a.io, k2, 0.0f, false, false, border_px, s, err)
+                         : c2d_mma_run<5>(a.io, k2, 0.0f, false, false, border_px, s, err);
     }
     if (a.then.on) return TS_OK;  /* only the tensor-core versions write an orientation after */
     *done = 1;

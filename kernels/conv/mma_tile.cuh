@@ -93,6 +93,60 @@ extern __shared__ __align__(16) uint32_t sm_dynamic[];
 /* Rows of a tile's input a warp loads: warp, warp + SM_WARPS, ... */
 enum { SM_ROWS_PER_WARP = SM_ROWS_IN / SM_WARPS };
 
+/* Four raw pixels w as plane words: channels 0 and 2 of each as the halves
+ * 1024 + byte in lo, channels 1 and 3 in hi (one byte permute a word). */
+static __device__ __forceinline__ void sm_halves(const uint32_t (&w)[4], uint4 &lo, uint4 &hi)
+{
+    lo.x = __byte_perm(w[0], 0x64646464u, 0x4240u); hi.x = __byte_perm(w[0], 0x64646464u, 0x4341u);
+    lo.y = __byte_perm(w[1], 0x64646464u, 0x4240u); hi.y = __byte_perm(w[1], 0x64646464u, 0x4341u);
+    lo.z = __byte_perm(w[2], 0x64646464u, 0x4240u); hi.z = __byte_perm(w[2], 0x64646464u, 0x4341u);
+    lo.w = __byte_perm(w[3], 0x64646464u, 0x4240u); hi.w = __byte_perm(w[3], 0x64646464u, 0x4341u);
+}
+
+/* A raw tile (buf, SM_ROWS_IN rows) into the two half2 planes that
+ * sm_plane_products reads: lane l of warp w converts chunk l of rows w,
+ * w + SM_WARPS, ... Once per tile, where every input row is read by several
+ * kernel rows (2-D v13). The caller puts a barrier before the planes are read. */
+template <int R>
+static __device__ __forceinline__ void sm_convert(uint32_t (*planes)[SM_ROWS_IN][sm_shape<R>::PITCH],
+                                                  const uint32_t (*buf)[sm_shape<R>::PITCH])
+{
+    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+    if (lane >= sm_shape<R>::CHUNKS) return;
+#pragma unroll
+    for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
+        const int r = warp + SM_WARPS * i;
+        const uint4 v = *(const uint4 *)&buf[r][4 * lane];
+        const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+        uint4 lo, hi;
+        sm_halves(w, lo, hi);
+        *(uint4 *)&planes[0][r][4 * lane] = lo;
+        *(uint4 *)&planes[1][r][4 * lane] = hi;
+    }
+}
+
+/* sm_row_products from the planes: row is the lane's ldmatrix address in
+ * plane 0 (matrix q: plane q >> 1, pixels 4 (q & 1) .. of the row's step),
+ * and one ldmatrix x4 gives both pairs' B fragments of a step, converted
+ * already. */
+template <int KH, bool FIRST>
+static __device__ __forceinline__ void sm_plane_products(const uint32_t *row, const uint32_t (&a)[KH][4], float (&d)[2][4],
+                                                         float offset)
+{
+#pragma unroll
+    for (int s = 0; s < KH; s++) {
+        uint32_t b[4];
+        sm_ldmatrix_x4(b, row + 8 * s);
+        if (FIRST && s == 0) {
+            sm_mma_c(d[0], a[0], b[0], b[1], offset);
+            sm_mma_c(d[1], a[0], b[2], b[3], offset);
+        } else {
+            sm_mma(d[0], a[s], b[0], b[1]);
+            sm_mma(d[1], a[s], b[2], b[3]);
+        }
+    }
+}
+
 /* The 4-pixel chunk at column gx of image row gy where the tile is not
  * all inside (through the border mode; zero where no output needs it or
  * none is asked for): one 16-byte load where whole, else pixel by pixel.
@@ -298,12 +352,13 @@ static inline bool sm_device_ok()
 }
 
 /* A kernel's launches may take smem bytes of dynamic shared memory: past
- * the default 48 KB that takes an attribute, set on the current device
- * (the runtime keeps it per device, and a run may use several). */
+ * the default (48 KB less the kernel's static shared memory) that takes an
+ * attribute, set on the current device (the runtime keeps it per device,
+ * and a run may use several). */
 template <auto Kernel>
 static void sm_allow_smem(size_t smem)
 {
-    if (smem > ((size_t)48 << 10)) cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (smem > 0) cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
 }
 
 /* Blocks for `tiles` tiles: as many as the device holds at once, no more

@@ -159,12 +159,8 @@ static __device__ __forceinline__ void sm_put(uint32_t (*planes)[SM_ROWS_IN][sm_
     if (lane >= sm_shape<R>::CHUNKS) return;
 #pragma unroll
     for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
-        const uint32_t *w = pf.w[i];
         uint4 lo, hi;
-        lo.x = __byte_perm(w[0], 0x64646464u, 0x4240u); hi.x = __byte_perm(w[0], 0x64646464u, 0x4341u);
-        lo.y = __byte_perm(w[1], 0x64646464u, 0x4240u); hi.y = __byte_perm(w[1], 0x64646464u, 0x4341u);
-        lo.z = __byte_perm(w[2], 0x64646464u, 0x4240u); hi.z = __byte_perm(w[2], 0x64646464u, 0x4341u);
-        lo.w = __byte_perm(w[3], 0x64646464u, 0x4240u); hi.w = __byte_perm(w[3], 0x64646464u, 0x4341u);
+        sm_halves(pf.w[i], lo, hi);
         const int r = warp + SM_WARPS * i;
         *(uint4 *)&planes[0][r][4 * lane] = lo;
         *(uint4 *)&planes[1][r][4 * lane] = hi;
@@ -234,18 +230,7 @@ __global__ void __launch_bounds__(SM_THREADS, 2)
 #pragma unroll
         for (int j = 0; j < SM_BLOCKS; j++) {
             float d[2][4];
-#pragma unroll
-            for (int s = 0; s < S::KH; s++) {
-                uint32_t b[4];
-                sm_ldmatrix_x4(b, lp + 8 * j * S::PITCH + 8 * s);
-                if (s == 0) {
-                    sm_mma_c(d[0], ah[s], b[0], b[1], h_offset);
-                    sm_mma_c(d[1], ah[s], b[2], b[3], h_offset);
-                } else {
-                    sm_mma(d[0], ah[s], b[0], b[1]);
-                    sm_mma(d[1], ah[s], b[2], b[3]);
-                }
-            }
+            sm_plane_products<S::KH, true>(lp + 8 * j * S::PITCH, ah, d, h_offset);
 #pragma unroll
             for (int p = 0; p < 2; p++) {
                 hb[j][p][0] = sm_half2(d[p][0], d[p][1]);
