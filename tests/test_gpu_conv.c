@@ -303,6 +303,7 @@ static int c2d_timing(int i, conv_case *cs)
     case 1: *cs = (conv_case){ c2d_op(3, 3, TSK_CONV_MAG, 0, TS_BORDER_REPLICATE, 0, 1), 4, TS_U8, "sobel 3x3 mag" }; return 1;
     case 2: *cs = (conv_case){ c2d_op(15, 15, TSK_CONV_LINEAR, 1, TS_BORDER_REPLICATE, 0, 0), 4, TS_U8, "conv 15x15" }; return 1;
     case 3: *cs = (conv_case){ c2d_op(5, 5, TSK_CONV_LINEAR, 1, TS_BORDER_REPLICATE, 0, 0), 1, TS_U8, "conv 5x5" }; return 1;
+    case 4: *cs = (conv_case){ c2d_op(3, 3, TSK_CONV_LINEAR, 1, TS_BORDER_REPLICATE, 0, 0), 4, TS_U8, "conv 3x3" }; return 1;
     default: return 0;
     }
 }
