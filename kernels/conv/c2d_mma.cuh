@@ -39,7 +39,14 @@
  * v13 (sm_convert, dynamic shared memory), and each kernel row's fragments
  * come from one ldmatrix a step. A tile wholly inside the region stores its
  * pixels from one address a lane, unchecked. The same products in the same
- * order: v12's bytes. */
+ * order: v12's bytes.
+ *
+ * v14: v13 with two accumulators a channel pair, one for the even kernel
+ * rows and one for the odd, added at the end. v13's products run as one
+ * chain of N * KH dependent matrix instructions a pair (ten at 5 x 5), and
+ * the profile shows warps waiting on the one before (docs/PERFORMANCE.md);
+ * two chains of half the length a pair let a warp issue twice as many at a
+ * time. Other float roundings than v12's: within 1 of the reference. */
 
 #include "mma_tile.cuh"
 
@@ -51,13 +58,15 @@ struct c2d_mma_taps {
     float k[N * N];
 };
 
-template <int N, bool ABS, bool PLANES>
+/* V: the version whose kernel it is, 12, 13 or 14 */
+template <int N, bool ABS, int V>
 __global__ void __launch_bounds__(SM_THREADS, 3)
     c2d_mma(conv_io io, c2d_mma_taps<N> k, uint32_t border_px, float offset, int vec, int ax0, int ay0, int tiles_x,
             int tiles)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int R = N / 2;
+    constexpr bool PLANES = V >= 13, SPLIT = V >= 14;
     using S = sm_shape<R>;
     static_assert(N - 1 <= SM_ROWS_IN - C2M_ROWS, "the kernel's rows fit the tile's input");
     __shared__ __align__(16) uint32_t raw[2][SM_ROWS_IN][S::PITCH];
@@ -111,10 +120,17 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
         unsigned char *at = io.dst + (ptrdiff_t)(Y0 + 2 * t - io.dy0) * (ptrdiff_t)io.dp + (ptrdiff_t)(x - io.dx0) * 4;
 #pragma unroll 1
         for (int rb = 0; rb < C2M_BLOCKS; rb++, at += 8 * (ptrdiff_t)io.dp) {
-            float d[2][4];
+            float d[2][4], e[2][4];
 #pragma unroll
             for (int j = 0; j < N; j++) {
-                if constexpr (PLANES) {
+                if constexpr (SPLIT) {
+                    /* even kernel rows into d (from the offset), odd ones into e (from zero) */
+                    const uint32_t *row = pp + (8 * rb + j) * S::PITCH;
+                    if (j == 0) sm_plane_products<S::KH, true>(row, a[0], d, offset);
+                    else if (j == 1) sm_plane_products<S::KH, true>(row, a[1], e, 0.0f);
+                    else if (j & 1) sm_plane_products<S::KH, false>(row, a[j], e, 0.0f);
+                    else sm_plane_products<S::KH, false>(row, a[j], d, 0.0f);
+                } else if constexpr (PLANES) {
                     if (j == 0) sm_plane_products<S::KH, true>(pp + 8 * rb * S::PITCH, a[0], d, offset);
                     else sm_plane_products<S::KH, false>(pp + (8 * rb + j) * S::PITCH, a[j], d, offset);
                 } else {
@@ -122,6 +138,9 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
                     else sm_row_products<S::KH, false>(lb + (8 * rb + j) * S::PITCH, a[j], d, offset);
                 }
             }
+            if constexpr (SPLIT)
+#pragma unroll
+                for (int i = 0; i < 8; i++) d[i >> 2][i & 3] += e[i >> 2][i & 3];
             if (!inside && !x_in) continue;
 #pragma unroll
             for (int h = 0; h < 2; h++) {
@@ -150,10 +169,11 @@ static void c2d_mma_launch(size_t smem, int tiles, cudaStream_t s, Args... args)
 }
 
 /* Run the kernel of N x N taps k (row by row) over io's region: LINEAR
- * (bias in 0..1 units) or ABS; planes: v13's. The caller has checked the
- * conditions above (sum |k| <= 2, RGBA8, a border conv_walk takes). */
+ * (bias in 0..1 units) or ABS; v: the version whose kernel (12, 13, 14).
+ * The caller has checked the conditions above (sum |k| <= 2, RGBA8, a
+ * border conv_walk takes). */
 template <int N>
-static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, bool abs_mode, bool planes,
+static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, bool abs_mode, int v,
                              uint32_t border_px, cudaStream_t s, ts_err *err)
 {
     c2d_mma_taps<N> k;
@@ -172,14 +192,18 @@ static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, b
     const int tiles = tiles_x * ((io.dh + C2M_ROWS - 1) / C2M_ROWS);
     /* 16-byte copies: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(io) & 1u) && (io.sx0 & 3) == 0;
-    const size_t smem = (size_t)2 * SM_ROWS_IN * sm_shape<N / 2>::PITCH * sizeof(uint32_t);
-    if (abs_mode && planes)
-        c2d_mma_launch<c2d_mma<N, true, true>>(smem, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
-    else if (abs_mode)
-        c2d_mma_launch<c2d_mma<N, true, false>>(0, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
-    else if (planes)
-        c2d_mma_launch<c2d_mma<N, false, true>>(smem, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
-    else
-        c2d_mma_launch<c2d_mma<N, false, false>>(0, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
+    const size_t smem = v >= 13 ? (size_t)2 * SM_ROWS_IN * sm_shape<N / 2>::PITCH * sizeof(uint32_t) : 0;
+#define C2D_LAUNCH(ABS, V) \
+    c2d_mma_launch<c2d_mma<N, ABS, V>>(smem, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles)
+    if (abs_mode) {
+        if (v == 14) C2D_LAUNCH(true, 14);
+        else if (v == 13) C2D_LAUNCH(true, 13);
+        else C2D_LAUNCH(true, 12);
+    } else {
+        if (v == 14) C2D_LAUNCH(false, 14);
+        else if (v == 13) C2D_LAUNCH(false, 13);
+        else C2D_LAUNCH(false, 12);
+    }
+#undef C2D_LAUNCH
     return TSK_LAUNCH_CHECK("2-D convolution (tensor cores)", err);
 }

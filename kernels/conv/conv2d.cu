@@ -47,7 +47,11 @@
  *   v13 v12 with each tile converted once into half2 planes (v12 converts
  *       every input row again for each kernel row that reads it), and the
  *       pixels of a tile wholly inside the region stored from one address
- *       a lane, unchecked (c2d_mma.cuh). v12's bytes.
+ *       a lane, unchecked (c2d_mma.cuh). v12's bytes. What it does not
+ *       take runs v10 (v12: v11).
+ *   v14 v13 with two accumulators a channel pair (even and odd kernel
+ *       rows), added at the end: two chains of dependent matrix products
+ *       of half the length. Within 1 of the reference, not v12's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -90,7 +94,8 @@ static constexpr conv_version c2d_versions[] = {
     { "v10 v9 with row addresses stepped inside the image (else v7)", CONV_WARP, true, true, 0, 0, 2, true, false, 0, 0 },
     { "v11 v10 in one wave of tall strips (else v7)", CONV_WARP, true, true, 0, 0, 2, true, true, 0, 0 },
     { "v12 tensor cores, half taps, float sums (RGBA8 NxN lin/abs N<=5, sum|k|<=2, else v11)", CONV_WARP, true, true, 0, 0, 2, true, true, 3, 3 },
-    { "v13 v12 with the tile converted once into half2 planes, lean output (else v11)", CONV_WARP, true, true, 0, 0, 2, true, true, 3, 3, false, false, 0, false, true },
+    { "v13 v12 with the tile converted once into half2 planes, lean output (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 13 },
+    { "v14 v13 with two accumulator chains a channel pair (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 14 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -421,8 +426,9 @@ static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t 
     if (v.mma && a.kw >= v.mma && c2d_mma_takes(a, op)) {
         *done = 1;
         const bool abs_mode = a.mode == TSK_CONV_ABS;
-        if (a.kw == 3) return c2d_mma_run<3>(a.io, op->u.conv2d.k, a.bias, abs_mode, v.planes, border_px, s, err);
-        return c2d_mma_run<5>(a.io, op->u.conv2d.k, a.bias, abs_mode, v.planes, border_px, s, err);
+        const int kernel = v.c2d ? v.c2d : 12;
+        if (a.kw == 3) return c2d_mma_run<3>(a.io, op->u.conv2d.k, a.bias, abs_mode, kernel, border_px, s, err);
+        return c2d_mma_run<5>(a.io, op->u.conv2d.k, a.bias, abs_mode, kernel, border_px, s, err);
     }
     if (a.mode == TSK_CONV_MAG || a.kw != a.kh)
         return TS_OK;
@@ -475,10 +481,11 @@ struct c2d_family {
     static constexpr const char *what = "2-D convolution";
     static constexpr const conv_version *versions = c2d_versions;
     static constexpr int count = (int)(sizeof c2d_versions / sizeof c2d_versions[0]);
-    /* the fastest walk measured at 5x5 (docs/PERFORMANCE.md); v12 is ahead
-     * of it there but not yet measured at 3x3 nor on the H200, so not the
-     * default; cases v8 does not take run v7, and cases v7 does not take v4 */
-    static constexpr int default_version = 10;
+    /* the tensor cores (v14's kernel) where they take the op: the fastest
+     * at 5x5 on the H200, and within a few percent of the walks at 3x3
+     * (docs/PERFORMANCE.md, "2-D convolution"); other cases run v10, then
+     * v7, then v4 */
+    static constexpr int default_version = 14;
     static constexpr const tsk_family *family = &tsk_family_conv2d;
     static constexpr auto check = c2d_check;
     static constexpr auto upload = c2d_upload;

@@ -927,7 +927,8 @@ struct conv_version {
     int mb;      /* with raw = 3: m-blocks of 16 output rows a tile (0: 2, v15's 32 rows; 4: 64 rows,
                   * separable v21) */
     bool tiny;   /* with mb = 4: the inputs as exact subnormal halves, no offset (separable v23) */
-    bool planes; /* 2-D, with mma: the tile converted once into half2 planes before its products (2-D v13) */
+    int c2d;     /* 2-D, with mma: the tensor-core kernel of that version (0: v12's; 13: the tile converted
+                  * once into half2 planes; 14: that with two accumulator chains a channel pair) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

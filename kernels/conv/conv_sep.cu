@@ -492,8 +492,8 @@ static ts_status sep_warp_version(const sep_args &a, const tsk_op *op, uint32_t 
         for (int j = 0; j < a.nx; j++)
             for (int i = 0; i < a.nx; i++) k2[j * a.nx + i] = op->u.sep.ky[j] * op->u.sep.kx[i];
         *done = 1;
-        return a.nx == 3 ? c2d_mma_run<3>(a.io, k2, 0.0f, false, false, border_px, s, err)
-                         : c2d_mma_run<5>(a.io, k2, 0.0f, false, false, border_px, s, err);
+        return a.nx == 3 ? c2d_mma_run<3>(a.io, k2, 0.0f, false, 12, border_px, s, err)
+                         : c2d_mma_run<5>(a.io, k2, 0.0f, false, 12, border_px, s, err);
     }
     if (a.then.on) return TS_OK;  /* only the tensor-core versions write an orientation after */
     *done = 1;
@@ -580,12 +580,12 @@ struct sep_family {
     static constexpr const char *what = "separable convolution";
     static constexpr const conv_version *versions = sep_versions;
     static constexpr int count = (int)(sizeof sep_versions / sizeof sep_versions[0]);
-    /* the fastest at 5 and 15 taps of the versions test_gpu_conv has
-     * passed on a GPU (docs/PERFORMANCE.md, "Separable convolution"): the
-     * tensor cores (v15's kernel, v18's output where an orientation is
-     * fused after it) from 7 taps on, the lean warp walk below; cases
-     * neither takes run v8, then v4 */
-    static constexpr int default_version = 19;
+    /* the fastest at 5 and 15 taps and in the fused chain on the H200
+     * (docs/PERFORMANCE.md, "Separable convolution"): the tensor cores
+     * (v21's 64-row tiles with v23's exact small inputs, v18's output where
+     * an orientation is fused after it) wherever they take the op, the
+     * lean warp walk where they do not; cases neither takes run v8, then v4 */
+    static constexpr int default_version = 23;
     static constexpr const tsk_family *family = &tsk_family_conv_sep;
     static constexpr auto check = sep_check;
     static constexpr auto upload = sep_upload;
