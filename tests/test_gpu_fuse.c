@@ -165,13 +165,13 @@ static ts_rect random_region(const tsk_op *op, int W, int H)
 
 static void test_codes(int quick)
 {
-    static const int taps[3] = { 7, 13, 15 };
+    static const int taps[5] = { 3, 5, 7, 13, 15 };
     static const int sizes[3][2] = { { 37, 29 }, { 301, 203 }, { 1023, 769 } };
     int k = 0;
     for (int code = 1; code <= 8; code++)
         for (int matrix = 0; matrix < 2; matrix++)
             for (int s = 0; s < (quick ? 2 : 3); s++, k++) {
-                const int n = taps[k % 3], W = sizes[s][0], H = sizes[s][1];
+                const int n = taps[k % 5], W = sizes[s][0], H = sizes[s][1];
                 const tsk_op conv = smooth_op(n, k % 4 == 3, (ts_border)(k % 5));
                 tsk_op op = then_of(&conv, code, matrix);
                 check_fused(&op, W, H, whole_out(&op, W, H), 0, "whole");
@@ -226,7 +226,9 @@ static void test_fuses(void)
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_F32));
     op.alpha_passthrough = 1;
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
-    op = smooth_op(5, 0, TS_BORDER_REPLICATE); /* below the tensor cores' tap count */
+    op = smooth_op(3, 0, TS_BORDER_REPLICATE); /* the default version's tensor cores from 3 taps */
+    CHECK(tsk_gpu_sep_fuses(&op, 4, TS_U8));
+    op = smooth_op(17, 0, TS_BORDER_REPLICATE); /* past their 15 */
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
     op = smooth_op(9, 0, TS_BORDER_REPLICATE);
     op.u.sep.center_w = 1.5f; /* an unsharp mask */
