@@ -226,9 +226,11 @@ static void test_fuses(void)
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_F32));
     op.alpha_passthrough = 1;
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
-    op = smooth_op(3, 0, TS_BORDER_REPLICATE); /* the default version's tensor cores from 3 taps */
+    op = smooth_op(5, 0, TS_BORDER_REPLICATE); /* below the fusing tap count (SEP_FUSE_MIN_TAPS) */
+    CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
+    op = smooth_op(7, 0, TS_BORDER_REPLICATE);
     CHECK(tsk_gpu_sep_fuses(&op, 4, TS_U8));
-    op = smooth_op(17, 0, TS_BORDER_REPLICATE); /* past their 15 */
+    op = smooth_op(17, 0, TS_BORDER_REPLICATE); /* past the tensor cores' 15 */
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
     op = smooth_op(9, 0, TS_BORDER_REPLICATE);
     op.u.sep.center_w = 1.5f; /* an unsharp mask */
