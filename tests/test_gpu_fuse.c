@@ -108,6 +108,7 @@ static void check_fused(const tsk_op *fused, int W, int H, ts_rect r, size_t shi
      * convolution of that version */
     static const int versions[] = { 0, 13, 15, 16, 18, 19, 21, 23 };
     for (int vi = 0; vi < (int)(sizeof versions / sizeof versions[0]); vi++) {
+        if (versions[vi] == 19 && fused->u.sep.nx < 7) continue; /* v19 runs the walk below 7 taps: no orientation */
         gc_dev dsrc, dmid, dtwo, dfused;
         CHECK(gc_upload(&dsrc, &src, shift) && gc_dev_alloc(&dmid, &mid_h, shift) &&
               gc_dev_alloc(&dtwo, &out_h, shift) && gc_dev_alloc(&dfused, &out_h, shift));
