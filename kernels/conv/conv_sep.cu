@@ -602,7 +602,7 @@ extern "C" const tsk_family tsk_family_conv_sep = conv_family<sep_family>();
 /* The fewest taps of a smoothing the planner fuses the ops after it into.
  * The default version fuses from 3 taps; its fused kernels at 3 and 5 taps
  * are in test_gpu_fuse but have not yet run on a GPU (docs/PERFORMANCE.md,
- * 2026-12-07, third session): lower this once they have. */
+ * "2026-12-07, evening"): lower this once they have. */
 enum { SEP_FUSE_MIN_TAPS = 7 };
 
 extern "C" int tsk_gpu_sep_fuses(const tsk_op *op, int c, ts_type t)
