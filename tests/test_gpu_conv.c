@@ -187,6 +187,7 @@ static int sep_timing(int i, conv_case *cs)
     case 2: *cs = (conv_case){ sep_op(9, 9, TAPS_SHARPEN, TS_BORDER_REFLECT101, 0, 1), 4, TS_U8, "sharpen 9" }; return 1;
     case 3: *cs = (conv_case){ sep_op(5, 5, TAPS_GAUSS, TS_BORDER_REPLICATE, 0, 0), 1, TS_U8, "gauss 5" }; return 1;
     case 4: *cs = (conv_case){ sep_op(5, 5, TAPS_GAUSS, TS_BORDER_REPLICATE, 0, 0), 4, TS_F32, "gauss 5" }; return 1;
+    case 5: *cs = (conv_case){ sep_op(3, 3, TAPS_GAUSS, TS_BORDER_REPLICATE, 0, 0), 4, TS_U8, "gauss 3" }; return 1;
     default: return 0;
     }
 }

@@ -473,6 +473,7 @@ ts_status ts_batch_run(const ts_batch_opts *o, ts_batch_result *r, ts_err *err)
      * ordinary memory, or pinning the whole pool up front, were both slower
      * than waiting (docs/measurements/batch.md). */
     b.early_decode = b.mode == RUN_GPU && (o->codec == TS_CODEC_CPU || !b.wants_jpeg);
+    b.early_alloc = ts_engine_pinnable_allocator();
     /* measurements: TS_TEST_EARLY_PER_WORKER=N tries another cap */
     const char *early = getenv("TS_TEST_EARLY_PER_WORKER");
     b.early_per_worker = early && atoi(early) > 0 ? atoi(early) : TS_EARLY_PER_WORKER;

@@ -83,6 +83,7 @@ typedef struct batch {
     ts_pool *pool;            /* CPU ops: the tiles of every image in flight share these threads */
     ts_allocator cpu_alloc;   /* the CPU's decodes: the pool's buffers (none: malloc) */
     ts_allocator gpu_alloc;   /* the GPU's: pinned when a pool has room, else pageable */
+    ts_allocator early_alloc; /* early images': pinned in place once the GPU is there (none: malloc) */
     ts_codec_session *cpu_codecs;  /* libjpeg-turbo and libpng for the CPU's images */
     int wants_jpeg;           /* some input or output is a JPEG: nvJPEG may take part */
     int nworkers;

@@ -281,15 +281,23 @@ int ts_batch_gpu_take_decoded(batch *b, int i)
     return go;
 }
 
-/* Its pixels move into the engines' pinned memory where a pool has room:
- * the worker's copy runs beside the others, where the engine would stage
- * a pageable image on the driver's one callback thread. */
+/* Its pixels are pinned: in place, where an early image was decoded into
+ * memory for that (pinning pages already touched takes a fraction of the
+ * time of a copy into a pool, which also grows the pool while the first
+ * images wait: docs/PERFORMANCE.md); else moved into the engines' pinned
+ * memory where a pool has room, the worker's copy beside the others, where
+ * the engine would stage a pageable image on the driver's one callback
+ * thread. */
 void ts_batch_gpu_pin(batch *b, int i, int lane)
 {
     job *j = &b->jobs[i];
+    double t0 = ts_now();
+    if (ts_engine_pin_in_place(&j->in)) {
+        ts_batch_trace(b, lane, "pinned in place", t0, ts_now(), ts_batch_image_bytes(&j->in), i);
+        return;
+    }
     ts_allocator pinned = ts_engine_set_pinned_allocator(&b->gpu->set);
     ts_image px;
-    double t0 = ts_now();
     if (ts_image_alloc(&px, j->in.w, j->in.h, j->in.c, j->in.type, 0, &pinned, NULL) != TS_OK) return;
     size_t row = (size_t)j->in.w * ts_pixel_bytes(&j->in);
     for (int y = 0; y < j->in.h; y++)

@@ -118,7 +118,8 @@ int ts_batch_decode(batch *b, int i, int lane, int w)
     ts_image_result *res = &b->r->images[i];
     job *j = &b->jobs[i];
     ts_err e = { 0 };
-    ts_allocator *alloc = j->early ? NULL : j->on_gpu ? &b->gpu_alloc : b->cpu_alloc.alloc ? &b->cpu_alloc : NULL;
+    ts_allocator *alloc = j->early ? (b->early_alloc.alloc ? &b->early_alloc : NULL)
+                          : j->on_gpu ? &b->gpu_alloc : b->cpu_alloc.alloc ? &b->cpu_alloc : NULL;
     ts_load_opts lo = { b->o->max_pixels, alloc, b->o->accept_damaged, b->o->max_work };
     double t0 = ts_now();
     int on_gpu = 0;

@@ -379,6 +379,13 @@ ts_allocator ts_engine_pinned_allocator(ts_engine *e)
     return a;
 }
 
+ts_allocator ts_engine_pinnable_allocator(void) { return (ts_allocator){ ts_pinnable_alloc, ts_pinnable_free, NULL }; }
+
+int ts_engine_pin_in_place(ts_image *img)
+{
+    return img->data && img->alloc.free == ts_pinnable_free && ts_pinnable_pin(img->data);
+}
+
 size_t ts_engine_pinned_bytes(ts_engine *e)
 {
     return ts_pinned_pool_bytes(e->pool);

@@ -70,6 +70,13 @@ int ts_engine_set_one_device(const ts_engine_set *s);
 ts_allocator ts_engine_set_decode_allocator(ts_engine_set *s);
 /* Pinned memory only: NULL when no engine's pool has room. */
 ts_allocator ts_engine_set_pinned_allocator(ts_engine_set *s);
+/* For images decoded before any engine is up (--device gpu's first
+ * decodes): memory that ts_engine_pin_in_place pins where it is once the
+ * engines are there, which takes a fraction of the time of copying the
+ * pixels into a pool (pinned.h). CPU-only builds: malloc, never pinned. */
+ts_allocator ts_engine_pinnable_allocator(void);
+/* 1 when img's pixels are pinned now, in place (memory of the allocator above). */
+int ts_engine_pin_in_place(ts_image *img);
 /* Every engine's stage events go to t from now on. */
 void ts_engine_set_attach_trace(ts_engine_set *s, ts_trace *t);
 void ts_engine_set_free(ts_engine_set *s);

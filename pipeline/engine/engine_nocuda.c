@@ -32,6 +32,14 @@ ts_allocator ts_engine_allocator(ts_engine *e)
 
 ts_allocator ts_engine_pinned_allocator(ts_engine *e) { return ts_engine_allocator(e); }
 
+ts_allocator ts_engine_pinnable_allocator(void) { return (ts_allocator){ 0 }; }
+
+int ts_engine_pin_in_place(ts_image *img)
+{
+    (void)img;
+    return 0;
+}
+
 size_t ts_engine_pinned_bytes(ts_engine *e)
 {
     (void)e;

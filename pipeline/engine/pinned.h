@@ -24,4 +24,13 @@ void *ts_pinned_pool_alloc(void *pool, size_t bytes);
 void ts_pinned_pool_free(void *pool, void *ptr);
 size_t ts_pinned_pool_bytes(ts_pinned_pool *p);
 
+/* Blocks for pixels that may be pinned in place later: each on pages of
+ * its own (mmap), a header page before the pixels saying its size and
+ * whether it is pinned; the free unpins it. ts_pinnable_pin pins one
+ * (cudaHostRegister of pages the decoder has already touched), 1 when it is
+ * pinned now, 0 when p is not such a block or pinning fails. */
+void *ts_pinnable_alloc(void *ctx, size_t bytes);
+void ts_pinnable_free(void *ctx, void *p);
+int ts_pinnable_pin(void *p);
+
 #endif
