@@ -28,8 +28,12 @@
  *       axis-aligned maps the coordinates hoisted out of the pixel loop
  *       (the same values as v3's, so the same results); every other case
  *       runs v3
- * Area and bicubic run one exact kernel (sample_filter) for v1-v4, and for
- * v5-v6 on the global path or wherever a mipmap does not fit.
+ *   v8  v7 for RGBA8 with the filtered texels returned as halves (half
+ *       the bytes a fetch returns) and all of a thread's fetches issued
+ *       before the first is used; other types and channel counts run v7
+ * Area and bicubic run one exact kernel (sample_filter) for v1-v4 and
+ * v7-v8, and for v5-v6 on the global path or wherever a mipmap does not
+ * fit.
  *
  * v3 is the default: the fastest measured, or close to it, on every case
  * (v4 spills on the nearest texture path and halves occupancy on the
@@ -61,6 +65,7 @@
 #include "gpu_internal.h"
 #include "ts_exact.h"
 
+#include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -73,6 +78,7 @@ static const char *const sample_version_names[] = {
     "v5 mipmapped texture, trilinear",
     "v6 mipmapped texture, anisotropic",
     "v7 texture bilinear, 4 adjacent px/thread, 16-byte stores, hoisted coordinates",
+    "v8 v7 with RGBA8 fetched as halves, every fetch of a thread first",
 };
 
 /* Everything a kernel needs, passed by value. */
@@ -509,7 +515,7 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
     }
 }
 
-/* ------------------------------------------------------------ v7
+/* ------------------------------------------------------------ v7, v8
  * Bilinear on the texture path, 4 consecutive output pixels per thread and
  * RPT rows of them (8 apart): the rounding and packing of v3, but the
  * 4 pixels leave in one 16-byte store for RGBA8 (a warp writes 512
@@ -520,40 +526,70 @@ __global__ void __launch_bounds__(256) sample_v3(sample_args a, S s)
  * its rounding. Coordinates differ from v3's at most in the sign of a
  * zero, which names the same point: the results are v3's. Other maps
  * compute each pixel's point as v3 does. */
+
+/* A thread's 4 columns: their centres X and, for axis-aligned maps, u. */
+struct v7_cols {
+    float X[4], u[4];
+};
+
+template <typename T, int C>
+static __device__ __forceinline__ v7_cols v7_columns(const sample_args &a, const tex_src<T, C> &s, int x_first)
+{
+    v7_cols c;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        c.X[k] = ts_exact_centre(a.out_x0 + x_first + k);
+        c.u[k] = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], c.X[k]), 0.0f), a.inv[2])), (float)a.in_x0);
+        if (s.norm_w != 1.0f) c.u[k] = __fdiv_rn(c.u[k], s.norm_w);
+    }
+    return c;
+}
+
+/* The texture point (uu, vv) of column k in output row y: v3's float
+ * operations, with those a zero term makes idle dropped when axis. */
+template <typename T, int C>
+static __device__ __forceinline__ void v7_point(const sample_args &a, const tex_src<T, C> &s, const v7_cols &c,
+                                                int k, int y, bool axis, float *uu, float *vv)
+{
+    const float lo_x = (float)a.in_x0, lo_y = (float)a.in_y0;
+    const bool norm = s.norm_w != 1.0f || s.norm_h != 1.0f;
+    const float Y = add_rn((float)(a.out_y0 + y), 0.5f);
+    const float ty = mul_rn(a.inv[1], Y), ty2 = mul_rn(a.inv[4], Y);
+    if (axis) {
+        *uu = c.u[k];
+        *vv = sub_rn(ts_coord_clamp(add_rn(add_rn(0.0f, ty2), a.inv[5])), lo_y);
+        if (norm) *vv = __fdiv_rn(*vv, s.norm_h);
+        return;
+    }
+    *uu = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], c.X[k]), ty), a.inv[2])), lo_x);
+    *vv = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[3], c.X[k]), ty2), a.inv[5])), lo_y);
+    if (norm) { *uu = __fdiv_rn(*uu, s.norm_w); *vv = __fdiv_rn(*vv, s.norm_h); }
+}
+
+/* Whether a thread's 4 RGBA8 pixels leave in one 16-byte store. */
+template <typename T, int C>
+static __device__ __forceinline__ bool v7_vector(const sample_args &a, int x_first)
+{
+    return sizeof(T) == 1 && C == 4 && x_first + 4 <= a.out_w && ((uintptr_t)a.dst % 16 == 0) && a.dst_pitch % 16 == 0;
+}
+
 template <typename T, int C, int RPT>
 __global__ void __launch_bounds__(256) sample_v7(sample_args a, tex_src<T, C> s)
 {
     typedef typename tex_types<T, C>::flt F;
     const int x_first = blockIdx.x * 128 + 4 * threadIdx.x;
     if (x_first >= a.out_w) return;
-    const float lo_x = (float)a.in_x0, lo_y = (float)a.in_y0;
-    const bool norm = s.norm_w != 1.0f || s.norm_h != 1.0f;
     const bool axis = a.inv[1] == 0.0f && a.inv[3] == 0.0f;
-    float X[4], u[4];
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        X[k] = ts_exact_centre(a.out_x0 + x_first + k);
-        u[k] = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X[k]), 0.0f), a.inv[2])), lo_x);
-        if (norm) u[k] = __fdiv_rn(u[k], s.norm_w);
-    }
-    const bool vec = sizeof(T) == 1 && C == 4 && x_first + 4 <= a.out_w &&
-                     ((uintptr_t)a.dst % 16 == 0) && a.dst_pitch % 16 == 0;
+    const v7_cols cols = v7_columns(a, s, x_first);
+    const bool vec = v7_vector<T, C>(a, x_first);
     for (int i = 0; i < RPT; i++) {
         const int y = (blockIdx.y * RPT + i) * 8 + threadIdx.y;
         if (y >= a.out_h) break;
-        const float Y = add_rn((float)(a.out_y0 + y), 0.5f);
-        const float ty = mul_rn(a.inv[1], Y), ty2 = mul_rn(a.inv[4], Y);
-        float v0 = sub_rn(ts_coord_clamp(add_rn(add_rn(0.0f, ty2), a.inv[5])), lo_y);
-        if (norm) v0 = __fdiv_rn(v0, s.norm_h);
         px<C> out[4];
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            float uu = u[k], vv = v0;
-            if (!axis) {
-                uu = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X[k]), ty), a.inv[2])), lo_x);
-                vv = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[3], X[k]), ty2), a.inv[5])), lo_y);
-                if (norm) { uu = __fdiv_rn(uu, s.norm_w); vv = __fdiv_rn(vv, s.norm_h); }
-            }
+            float uu, vv;
+            v7_point(a, s, cols, k, y, axis, &uu, &vv);
             const F f = tex2D<F>(s.tex, uu, vv);
 #pragma unroll
             for (int c = 0; c < C; c++) out[k].v[c] = mul_rn(comp(f, c), tsk_px<T>::maxv());
@@ -576,6 +612,68 @@ __global__ void __launch_bounds__(256) sample_v7(sample_args a, tex_src<T, C> s)
 #pragma unroll
         for (int k = 0; k < 4; k++)
             if (x_first + k < a.out_w) store_packed<T, C, false>(drow, x_first + k, out[k]);
+    }
+}
+
+/* v8: v7 for RGBA8 with the filtered texel returned as four halves
+ * (tex.2d.v2.f16x2: 8 bytes a fetch where float4 takes 16) and every
+ * fetch of the thread's RPT rows issued before the first is used. A
+ * channel h in 0..1 becomes its byte in one half FMA per two channels:
+ * h * 255 + 1536 rounds, in a half (spacing 1 from 1024 to 2048), to
+ * 1536 + the nearest integer (ties to even), whose low byte is that
+ * integer; one byte permute packs the pixel. The half return rounds the
+ * filter's result to 11 significant bits (under 1/16 of a level for
+ * U8), so v8's bytes are not v7's: both stay within the texture path's
+ * bound of the reference (tests/test_gpu_sample.c). */
+static __device__ __forceinline__ uint2 tex_fetch_half4(cudaTextureObject_t tex, float u, float v)
+{
+    uint2 r;
+    asm("tex.2d.v2.f16x2.f32 {%0, %1}, [%2, {%3, %4}];" : "=r"(r.x), "=r"(r.y) : "l"(tex), "f"(u), "f"(v));
+    return r;
+}
+
+static __device__ __forceinline__ uint32_t half4_pixel(uint2 h)
+{
+    const __half2 scale = __float2half2_rn(255.0f), magic = __float2half2_rn(1536.0f);
+    const __half2 rg = __hfma2(*(const __half2 *)&h.x, scale, magic);
+    const __half2 ba = __hfma2(*(const __half2 *)&h.y, scale, magic);
+    return __byte_perm(*(const uint32_t *)&rg, *(const uint32_t *)&ba, 0x6420);
+}
+
+template <int RPT>
+__global__ void __launch_bounds__(256) sample_v8(sample_args a, tex_src<uint8_t, 4> s)
+{
+    const int x_first = blockIdx.x * 128 + 4 * threadIdx.x;
+    if (x_first >= a.out_w) return;
+    const bool axis = a.inv[1] == 0.0f && a.inv[3] == 0.0f;
+    const v7_cols cols = v7_columns(a, s, x_first);
+    uint2 h[RPT][4];
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        const int y = (blockIdx.y * RPT + i) * 8 + threadIdx.y;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            float uu, vv;
+            v7_point(a, s, cols, k, y < a.out_h ? y : a.out_h - 1, axis, &uu, &vv);
+            h[i][k] = tex_fetch_half4(s.tex, uu, vv);
+        }
+    }
+    const bool vec = v7_vector<uint8_t, 4>(a, x_first);
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        const int y = (blockIdx.y * RPT + i) * 8 + threadIdx.y;
+        if (y >= a.out_h) break;
+        uint32_t *drow = (uint32_t *)(a.dst + (size_t)y * a.dst_pitch) + x_first;
+        uint32_t w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) w[k] = half4_pixel(h[i][k]);
+        if (vec) {
+            *(uint4 *)drow = make_uint4(w[0], w[1], w[2], w[3]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                if (x_first + k < a.out_w) drow[k] = w[k];
+        }
     }
 }
 
@@ -1080,6 +1178,18 @@ static void launch_v7(const sample_args &a, const tex_src<T, C> &s, cudaStream_t
     sample_v7<T, C, V7_RPT><<<grid, dim3(32, 8), 0, st>>>(a, s);
 }
 
+/* v8 launches only for RGBA8 (launch_typed); other types compile to v7. */
+template <typename T, int C>
+static void launch_v8(const sample_args &a, const tex_src<T, C> &s, cudaStream_t st)
+{
+    if constexpr (sizeof(T) == 1 && C == 4) {
+        dim3 grid((unsigned)ceil_div(a.out_w, 128), grid_rows(ceil_div(a.out_h, 8 * V7_RPT)));
+        sample_v8<V7_RPT><<<grid, dim3(32, 8), 0, st>>>(a, s);
+    } else {
+        launch_v7<T, C>(a, s, st);
+    }
+}
+
 template <typename T, int C, class S>
 static void launch_filter_kernel(const sample_args &a, const filter_args &f, const S &s, cudaStream_t st)
 {
@@ -1139,9 +1249,11 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
         return launch_filtered<T, C>(op, src, a, version, path, slot, st, err);
     if (version == 5 || version == 6) version = 3;  /* the mipmap versions are for shrinking filters: v3 otherwise */
     if (version >= 3 && !v3_fits(a, sizeof(T) * C)) version = 2;
-    /* v7 is bilinear on the texture path; what else it is asked runs v3 */
-    const int v7_rows = version == 7 && a.out_h <= 65535 * 8 * V7_RPT;
-    if (version == 7 && (op->u.sample.interp != TSK_BILINEAR || !v7_rows)) version = 3;
+    /* v7 and v8 are bilinear on the texture path; what else they are asked
+     * runs v3, and v8 on other than RGBA8 runs v7 */
+    if (version == 8 && !(sizeof(T) == 1 && C == 4)) version = 7;
+    const int v7_rows = (version == 7 || version == 8) && a.out_h <= 65535 * 8 * V7_RPT;
+    if ((version == 7 || version == 8) && (op->u.sample.interp != TSK_BILINEAR || !v7_rows)) version = 3;
     if constexpr (C != 3) {
         tex_plan tp = path == TS_PATH_TEXTURE ? plan_texture(op, src) : tex_plan{ 0, 0, 0, cudaAddressModeClamp, 0.0f };
         if (tp.use) {
@@ -1157,7 +1269,8 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
             else if (version == 2) launch_v2<T, C>(a, ts, st);
             else if (version == 3) launch_v3<T, C, 4>(a, ts, st);
             else if (version == 7 && tp.linear) launch_v7<T, C>(a, ts, st);
-            else if (version == 7) launch_v3<T, C, 4>(a, ts, st);
+            else if (version == 8 && tp.linear) launch_v8(a, ts, st);
+            else if (version == 7 || version == 8) launch_v3<T, C, 4>(a, ts, st);
             else launch_v3<T, C, 8>(a, ts, st);
             s0 = TSK_LAUNCH_CHECK("sample (texture)", err);
             if (s0 != TS_OK) {
@@ -1169,7 +1282,8 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
     }
     if (version == 1) launch_v1<T, C>(a, global_src<T, C, LOAD_PLAIN>{ a.src, a.src_pitch }, st);
     else if (version == 2) launch_v2<T, C>(a, global_src<T, C, LOAD_LDG>{ a.src, a.src_pitch }, st);
-    else if (version == 3 || version == 7) launch_v3<T, C, 4>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
+    else if (version == 3 || version == 7 || version == 8)
+        launch_v3<T, C, 4>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
     else launch_v3<T, C, 8>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
     return TSK_LAUNCH_CHECK("sample", err);
 }
