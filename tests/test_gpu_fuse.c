@@ -6,7 +6,7 @@
  *   - against tsk_ref_apply within the convolution's +-1, carried through
  *     the matrix (floor of its largest absolute row sum, plus 1);
  *   - nothing written outside the destination region (poisoned margins);
- * for every orientation code, with and without a matrix, 7 to 15 taps,
+ * for every orientation code, with and without a matrix, 3 to 15 taps,
  * every border, odd sizes, regions away from the origin and unaligned
  * rows. Then the planner: which ops tsk_gpu_sep_fuses takes, and the chain
  * `gauss=sigma=2,matrix=sepia,transpose` on RGB(X)8 fused into one op. */
@@ -227,9 +227,9 @@ static void test_fuses(void)
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_F32));
     op.alpha_passthrough = 1;
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
-    op = smooth_op(5, 0, TS_BORDER_REPLICATE); /* below the fusing tap count (SEP_FUSE_MIN_TAPS) */
-    CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
-    op = smooth_op(7, 0, TS_BORDER_REPLICATE);
+    op = smooth_op(3, 0, TS_BORDER_REPLICATE); /* the fewest taps the tensor cores take */
+    CHECK(tsk_gpu_sep_fuses(&op, 4, TS_U8));
+    op = smooth_op(5, 0, TS_BORDER_REPLICATE);
     CHECK(tsk_gpu_sep_fuses(&op, 4, TS_U8));
     op = smooth_op(17, 0, TS_BORDER_REPLICATE); /* past the tensor cores' 15 */
     CHECK(!tsk_gpu_sep_fuses(&op, 4, TS_U8));
@@ -275,9 +275,9 @@ static void test_plan(void)
     CHECK_EQ_INT(ts_plan_fuse(&p, 4), 2);
     CHECK(p.n == 1 && p.ops[0].u.sep.then.code == 6 && p.ops[0].u.sep.then.matrix);
     ts_plan_free(&p);
-    p = plan_of("gauss=sigma=0.6,transpose", 3); /* 5 taps: the walks run it, unfused */
-    CHECK_EQ_INT(ts_plan_fuse(&p, 4), 0);
-    CHECK_EQ_INT(p.n, 2);
+    p = plan_of("gauss=sigma=0.6,transpose", 3); /* 5 taps fuse too */
+    CHECK_EQ_INT(ts_plan_fuse(&p, 4), 1);
+    CHECK(p.n == 1 && p.ops[0].u.sep.then.code == 5 && !p.ops[0].u.sep.then.matrix);
     ts_plan_free(&p);
     p = plan_of("gauss=sigma=2,transpose", 4); /* alpha: premultiplied between, nothing beside the convolution */
     CHECK_EQ_INT(ts_plan_fuse(&p, 4), 0);

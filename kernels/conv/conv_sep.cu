@@ -599,12 +599,6 @@ struct sep_family {
 
 extern "C" const tsk_family tsk_family_conv_sep = conv_family<sep_family>();
 
-/* The fewest taps of a smoothing the planner fuses the ops after it into.
- * The default version fuses from 3 taps; its fused kernels at 3 and 5 taps
- * are in test_gpu_fuse but have not yet run on a GPU (docs/PERFORMANCE.md,
- * "2026-12-07, evening"): lower this once they have. */
-enum { SEP_FUSE_MIN_TAPS = 7 };
-
 extern "C" int tsk_gpu_sep_fuses(const tsk_op *op, int c, ts_type t)
 {
     /* conv_walk's and sep_warp_version's conditions for the default
@@ -622,7 +616,5 @@ extern "C" int tsk_gpu_sep_fuses(const tsk_op *op, int c, ts_type t)
     a.io.bv = op->u.sep.border_value;
     uint32_t border_px;
     if (!cw_border_px(a.io, &border_px) || a.cw != 0.0f || a.kw != 1.0f || a.nx < v.mma) return 0;
-    /* from SEP_FUSE_MIN_TAPS: the tap counts whose fused kernels test_gpu_fuse has run on a GPU */
-    if (a.nx < SEP_FUSE_MIN_TAPS) return 0;
     return sep_mma_takes(a, op) ? 1 : 0;
 }

@@ -171,8 +171,13 @@ static int next_work(batch *b, int *i)
             return WORK_ENCODE;
         }
         if (stopping(b)) drain_unstarted(b);
-        if (b->gpu && !q_empty(&b->early)) {
+        /* one worker at a time: pinning takes the driver's lock, and a
+         * crowd of workers pinning at once waited on it for the whole
+         * backlog (docs/PERFORMANCE.md) while one went on; the others
+         * decode meanwhile */
+        if (b->gpu && !q_empty(&b->early) && !b->pinning) {
             *i = q_pop(&b->early);
+            b->pinning = 1;
             return WORK_PIN;
         }
         if (b->done == b->r->n_images) return WORK_ALL_DONE;
@@ -239,6 +244,7 @@ static void *worker(void *p)
         int finished = do_work(b, kind, i, wa->lane, wa->index);
         ts_pool_busy(b->pool, 0);
         pthread_mutex_lock(&b->lock);
+        if (kind == WORK_PIN) b->pinning = 0;
         if (finished) ts_batch_finish(b, i);
         else if (kind == WORK_PROBE) b->jobs[i].state = ST_PROBED;
         else if (b->fatal) ts_batch_not_processed(b, i);

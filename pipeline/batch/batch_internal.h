@@ -95,6 +95,7 @@ typedef struct batch {
     int early_decode;         /* --device gpu, CPU codecs: decode while the GPU starts */
     int early_per_worker;     /* ... at most this many images a worker (TS_EARLY_PER_WORKER) */
     queue early;              /* decoded before the GPU was there, for a worker to move into pinned memory */
+    int pinning;              /* a worker is moving one of them (one at a time: next_work) */
     queue decoded;            /* waiting for a GPU engine */
     int decode_ahead;         /* decoded images left waiting for an engine at most */
     queue processed;          /* waiting for an encoder */
