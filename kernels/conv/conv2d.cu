@@ -51,8 +51,8 @@
  *       take runs v10 (v12: v11).
  *   v14 v13 with two accumulators a channel pair (even and odd kernel
  *       rows), added at the end: two chains of dependent matrix products
- *       of half the length. Within 1 of the reference, not v12's bytes.
- *       Built, not yet run on a GPU (docs/PERFORMANCE.md).
+ *       of half the length. Within 1 of the reference, not v12's bytes;
+ *       no faster than v13 (docs/PERFORMANCE.md), so not the default.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
