@@ -142,7 +142,12 @@ enum { TS_EARLY_PER_WORKER = 3 };
 
 static int room_to_decode(batch *b)
 {
-    if (b->gpu && b->decoded.tail - b->decoded.head >= b->decode_ahead) return 0;
+    /* no further ahead of the engines than their depth, except while the
+     * early images wait for them: the GPU's first seconds work through that
+     * backlog, and the depth would hold the cores idle meanwhile
+     * (docs/PERFORMANCE.md); the budget still bounds the bytes */
+    if (b->gpu && b->backlog == 0 && q_empty(&b->early) && b->decoded.tail - b->decoded.head >= b->decode_ahead)
+        return 0;
     /* --device gpu, before the engines are up: TS_EARLY_PER_WORKER images a
      * worker (the budget still bounds their bytes), so that the workers keep
      * decoding through the engines' start instead of waiting on it with one
@@ -250,6 +255,10 @@ static void *worker(void *p)
         else if (b->fatal) ts_batch_not_processed(b, i);
         else {
             b->jobs[i].state = ST_DECODED;
+            if (kind == WORK_PIN) {
+                b->jobs[i].backlog = 1;
+                b->backlog++;
+            }
             q_push(b->jobs[i].early ? &b->early : &b->decoded, i);
         }
         pthread_cond_broadcast(&b->changed);

@@ -40,6 +40,7 @@ typedef struct job {
     int cpu_decode;           /* not for nvJPEG (not JPEG, not 3 channels, 12-bit): libjpeg-turbo's */
     int early;                /* admitted to the GPU before it was there: decoded into pageable
                                  memory, then moved into pinned memory once it is */
+    int backlog;              /* an early image, pinned, waiting in `decoded` for an engine */
 } job;
 
 /* A FIFO of job indices; each index enters a queue at most once. */
@@ -96,6 +97,7 @@ typedef struct batch {
     int early_per_worker;     /* ... at most this many images a worker (TS_EARLY_PER_WORKER) */
     queue early;              /* decoded before the GPU was there, for a worker to move into pinned memory */
     int pinning;              /* a worker is moving one of them (one at a time: next_work) */
+    int backlog;              /* early images pinned and waiting for an engine (room_to_decode) */
     queue decoded;            /* waiting for a GPU engine */
     int decode_ahead;         /* decoded images left waiting for an engine at most */
     queue processed;          /* waiting for an encoder */

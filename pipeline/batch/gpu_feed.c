@@ -324,10 +324,21 @@ static void device_failed(batch *b, int i, ts_status st, const ts_err *e)
     ts_batch_finish(b, i);
 }
 
+/* The next image for an engine, counted out of the early backlog. Lock held. */
+static int pop_decoded(batch *b)
+{
+    int i = q_pop(&b->decoded);
+    if (b->jobs[i].backlog) {
+        b->jobs[i].backlog = 0;
+        b->backlog--;
+    }
+    return i;
+}
+
 /* On a device error the images waiting for an engine are not processed. */
 static void drain_decoded(batch *b)
 {
-    while (!q_empty(&b->decoded)) ts_batch_not_processed(b, q_pop(&b->decoded));
+    while (!q_empty(&b->decoded)) ts_batch_not_processed(b, pop_decoded(b));
 }
 
 /* One per engine: takes decoded images from the shared queue (so a faster
@@ -342,7 +353,7 @@ void *ts_batch_gpu_feeder(void *p)
     for (;;) {
         if (b->fatal) drain_decoded(b);
         if (!q_empty(&b->decoded) && in_flight < es->depth) {
-            int i = q_pop(&b->decoded);
+            int i = pop_decoded(b);
             job *j = &b->jobs[i];
             j->state = ST_ON_GPU;
             b->gpu_left--;
