@@ -24,8 +24,13 @@ int main(void)
 #include "plan.h"
 #include "test_gpu_conv_util.h"
 
+/* matrix 1: sepia with offsets (the general rule); matrix 2: the sepia
+ * preset, coefficients >= 0 and no offsets (the kernels' plain rule, whose
+ * red row saturates) */
 static const float SEPIA[12] = { 0.393f, 0.769f, 0.189f, 0.0f, 0.349f, 0.686f, 0.168f, 0.02f,
                                  0.272f, 0.534f, 0.131f, -0.1f };
+static const float SEPIA_PLAIN[12] = { 0.393f, 0.769f, 0.189f, 0.0f, 0.349f, 0.686f, 0.168f, 0.0f,
+                                       0.272f, 0.534f, 0.131f, 0.0f };
 
 /* Gauss-like (symmetric, positive, normalised) or box taps, N x N. */
 static tsk_op smooth_op(int n, int box, ts_border b)
@@ -53,8 +58,8 @@ static tsk_op then_of(const tsk_op *conv, int code, int matrix)
 {
     tsk_op op = *conv;
     op.u.sep.then.code = code;
-    op.u.sep.then.matrix = matrix;
-    if (matrix) memcpy(op.u.sep.then.m, SEPIA, sizeof SEPIA);
+    op.u.sep.then.matrix = matrix != 0;
+    if (matrix) memcpy(op.u.sep.then.m, matrix == 2 ? SEPIA_PLAIN : SEPIA, sizeof SEPIA);
     return op;
 }
 
@@ -170,7 +175,7 @@ static void test_codes(int quick)
     static const int sizes[3][2] = { { 37, 29 }, { 301, 203 }, { 1023, 769 } };
     int k = 0;
     for (int code = 1; code <= 8; code++)
-        for (int matrix = 0; matrix < 2; matrix++)
+        for (int matrix = 0; matrix < 3; matrix++)
             for (int s = 0; s < (quick ? 2 : 3); s++, k++) {
                 const int n = taps[k % 5], W = sizes[s][0], H = sizes[s][1];
                 const tsk_op conv = smooth_op(n, k % 4 == 3, (ts_border)(k % 5));
@@ -185,7 +190,7 @@ static void test_tile_grid(void)
 {
     const tsk_op conv = smooth_op(13, 0, TS_BORDER_REFLECT101);
     for (int code = 5; code <= 8; code++) {
-        tsk_op op = then_of(&conv, code, code & 1);
+        tsk_op op = then_of(&conv, code, code % 3);
         ts_rect on = { 64, 32, 128, 96 }, off = { 65, 33, 127, 95 };
         check_fused(&op, 700, 500, on, 0, "tile");
         check_fused(&op, 700, 500, off, 4, "tile");

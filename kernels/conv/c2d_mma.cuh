@@ -46,19 +46,93 @@
  * chain of N * KH dependent matrix instructions a pair (ten at 5 x 5), and
  * the profile shows warps waiting on the one before (docs/PERFORMANCE.md);
  * two chains of half the length a pair let a warp issue twice as many at a
- * time. Other float roundings than v12's: within 1 of the reference. */
+ * time. Other float roundings than v12's: within 1 of the reference.
+ *
+ * v15 (5x5): v13 on m16n8k8 products. Eight outputs of a 5x5 read 12 input
+ * pixels of a row, and v13 reads 16 (two k16 steps from the 4-pixel
+ * boundary below the halo's first pixel), so a quarter of its tensor work
+ * multiplies zero taps. v15 writes the planes two pixels to the left
+ * (plane column c holds tile column c + 2), so the 12 pixels start on a
+ * 16-byte ldmatrix row, and sums them in three k8 steps: 6 products of
+ * half the work a kernel row and pair where v13 has 4 of the whole, 30 A
+ * registers where v13 holds 40, and 6 ldmatrix matrices where v13 reads 8.
+ * Other float roundings than v12's: within 1 of the reference. 3x3 runs
+ * v13's kernel. */
 
 #include "mma_tile.cuh"
 
 enum { C2M_ROWS = 40, C2M_BLOCKS = C2M_ROWS / 8 };
 static_assert(C2M_ROWS + 8 <= SM_ROWS_IN, "a tile's input rows hold its output rows and up to 8 more");
 
+/* d = a b + d, and d = a b + (c, c, c, c), on m16n8k8 (v15) */
+static __device__ __forceinline__ void c2m_mma8(float (&d)[4], const uint32_t (&a)[2], uint32_t b)
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(b));
+}
+static __device__ __forceinline__ void c2m_mma8_c(float (&d)[4], const uint32_t (&a)[2], uint32_t b, float c)
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(b), "f"(c));
+}
+
+/* v15: sm_convert with every word written two columns to the left (plane
+ * column c holds tile column c + 2; the tile's first two columns, which no
+ * 5x5 output reads, are dropped): 8-byte stores, since the shift is half a
+ * 16-byte chunk. */
+template <int R>
+static __device__ __forceinline__ void c2m_convert_shifted(uint32_t (*planes)[SM_ROWS_IN][sm_shape<R>::PITCH],
+                                                           const uint32_t (*buf)[sm_shape<R>::PITCH])
+{
+    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+    if (lane >= sm_shape<R>::CHUNKS) return;
+#pragma unroll
+    for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
+        const int r = warp + SM_WARPS * i;
+        const uint4 v = *(const uint4 *)&buf[r][4 * lane];
+        const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+        uint4 lo, hi;
+        sm_halves(w, lo, hi);
+        if (lane > 0) {
+            *(uint2 *)&planes[0][r][4 * lane - 2] = make_uint2(lo.x, lo.y);
+            *(uint2 *)&planes[1][r][4 * lane - 2] = make_uint2(hi.x, hi.y);
+        }
+        *(uint2 *)&planes[0][r][4 * lane] = make_uint2(lo.z, lo.w);
+        *(uint2 *)&planes[1][r][4 * lane] = make_uint2(hi.z, hi.w);
+    }
+}
+
+/* v15's products of one kernel row: row4 and row2 are the lane's ldmatrix
+ * addresses in the planes (x4: matrix q is plane q & 1, k8 step q >> 1; x2:
+ * plane q & 1, step 2), a the row's A fragments. */
+template <bool FIRST>
+static __device__ __forceinline__ void c2m_k8_products(const uint32_t *row4, const uint32_t *row2,
+                                                       const uint32_t (&a)[3][2], float (&d)[2][4], float offset)
+{
+    uint32_t b[4], c[2];
+    sm_ldmatrix_x4(b, row4);
+    sr_ldmatrix_x2(c, row2);
+    if (FIRST) {
+        c2m_mma8_c(d[0], a[0], b[0], offset);
+        c2m_mma8_c(d[1], a[0], b[1], offset);
+    } else {
+        c2m_mma8(d[0], a[0], b[0]);
+        c2m_mma8(d[1], a[0], b[1]);
+    }
+    c2m_mma8(d[0], a[1], b[2]);
+    c2m_mma8(d[1], a[1], b[3]);
+    c2m_mma8(d[0], a[2], c[0]);
+    c2m_mma8(d[1], a[2], c[1]);
+}
+
 template <int N>
 struct c2d_mma_taps {
     float k[N * N];
 };
 
-/* V: the version whose kernel it is, 12, 13 or 14 */
+/* V: the version whose kernel it is, 12, 13, 14 or 15 (5x5 only) */
 template <int N, bool ABS, int V>
 __global__ void __launch_bounds__(SM_THREADS, 3)
     c2d_mma(conv_io io, c2d_mma_taps<N> k, uint32_t border_px, float offset, int vec, int ax0, int ay0, int tiles_x,
@@ -66,8 +140,9 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int R = N / 2;
-    constexpr bool PLANES = V >= 13, SPLIT = V >= 14;
+    constexpr bool PLANES = V >= 13, SPLIT = V == 14, K8 = V >= 15;
     using S = sm_shape<R>;
+    static_assert(!K8 || N == 5, "v15's shift of two pixels is 5x5's");
     static_assert(N - 1 <= SM_ROWS_IN - C2M_ROWS, "the kernel's rows fit the tile's input");
     __shared__ __align__(16) uint32_t raw[2][SM_ROWS_IN][S::PITCH];
     __shared__ __half taps[N * N];
@@ -98,18 +173,35 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
                 const uint32_t h = tap >= 0 && tap < N ? (uint32_t)__half_as_ushort(taps[j * N + tap]) : 0u;
                 a[j][s][i] = (m >> 3) ? h << 16 : h;
             }
+    /* v15: element (m, kk) of kernel row j's k8 step s takes input pixel
+     * 4 s + kk / 2 from the warp's first plane column (image column
+     * 8 w - R), tap 4 s + kk / 2 - (m & 7) */
+    uint32_t a8[N][3][2];
+#pragma unroll
+    for (int j = 0; j < N; j++)
+#pragma unroll
+        for (int s = 0; s < 3; s++)
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const int m = g + 8 * i, tap = 4 * s + t - (m & 7);
+                const uint32_t h = tap >= 0 && tap < N ? (uint32_t)__half_as_ushort(taps[j * N + tap]) : 0u;
+                a8[j][s][i] = (m >> 3) ? h << 16 : h;
+            }
     /* ldmatrix x4: matrix q is rows lane & 7, pixels 4 (q & 1) .. of k16
      * step q >> 1 of the pair; from the planes (v13): plane q >> 1 */
     const int lq = lane >> 3;
     const uint32_t *lp = &raw[0][lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
     uint32_t (*const planes)[SM_ROWS_IN][S::PITCH] = reinterpret_cast<uint32_t (*)[SM_ROWS_IN][S::PITCH]>(sm_dynamic);
     const uint32_t *pp = &planes[lq >> 1][lane & 7][8 * warp + 4 * (lq & 1)];
+    const uint32_t *pp4 = &planes[lq & 1][lane & 7][8 * warp + 4 * (lq >> 1)];
+    const uint32_t *pp2 = &planes[lq & 1][lane & 7][8 * warp + 8];
 
     sm_walk_tiles<R, C2M_ROWS, SM_ROWS_IN, false>(io, border_px, vec, ax0, ay0, w, raw[0], [&](int it, int X0, int Y0) {
         const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
         if constexpr (PLANES) {
             /* the planes are free: every warp has passed the walk's barrier after the last tile */
-            sm_convert<R>(planes, raw[it]);
+            if constexpr (K8) c2m_convert_shifted<R>(planes, raw[it]);
+            else sm_convert<R>(planes, raw[it]);
             __syncthreads();
         }
         const int x = X0 + 8 * warp + g;
@@ -123,7 +215,11 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
             float d[2][4], e[2][4];
 #pragma unroll
             for (int j = 0; j < N; j++) {
-                if constexpr (SPLIT) {
+                if constexpr (K8) {
+                    const int off = (8 * rb + j) * S::PITCH;
+                    if (j == 0) c2m_k8_products<true>(pp4 + off, pp2 + off, a8[0], d, offset);
+                    else c2m_k8_products<false>(pp4 + off, pp2 + off, a8[j], d, offset);
+                } else if constexpr (SPLIT) {
                     /* even kernel rows into d (from the offset), odd ones into e (from zero) */
                     const uint32_t *row = pp + (8 * rb + j) * S::PITCH;
                     if (j == 0) sm_plane_products<S::KH, true>(row, a[0], d, offset);
@@ -169,7 +265,7 @@ static void c2d_mma_launch(size_t smem, int tiles, cudaStream_t s, Args... args)
 }
 
 /* Run the kernel of N x N taps k (row by row) over io's region: LINEAR
- * (bias in 0..1 units) or ABS; v: the version whose kernel (12, 13, 14).
+ * (bias in 0..1 units) or ABS; v: the version whose kernel (12 to 15).
  * The caller has checked the conditions above (sum |k| <= 2, RGBA8, a
  * border conv_walk takes). */
 template <int N>
@@ -195,6 +291,15 @@ static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, b
     const size_t smem = v >= 13 ? (size_t)2 * SM_ROWS_IN * sm_shape<N / 2>::PITCH * sizeof(uint32_t) : 0;
 #define C2D_LAUNCH(ABS, V) \
     c2d_mma_launch<c2d_mma<N, ABS, V>>(smem, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles)
+    if constexpr (N == 5) {
+        if (v == 15) {
+            if (abs_mode) C2D_LAUNCH(true, 15);
+            else C2D_LAUNCH(false, 15);
+            return TSK_LAUNCH_CHECK("2-D convolution (tensor cores)", err);
+        }
+    } else if (v == 15) {
+        v = 13; /* v15 is 5x5's */
+    }
     if (abs_mode) {
         if (v == 14) C2D_LAUNCH(true, 14);
         else if (v == 13) C2D_LAUNCH(true, 13);

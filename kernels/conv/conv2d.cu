@@ -53,6 +53,11 @@
  *       rows), added at the end: two chains of dependent matrix products
  *       of half the length. Within 1 of the reference, not v12's bytes;
  *       no faster than v13 (docs/PERFORMANCE.md), so not the default.
+ *   v15 v13 on m16n8k8 products (5x5; 3x3 runs v13's kernel): the planes
+ *       written two pixels to the left so that a warp's 12 input pixels
+ *       are three k8 steps, where v13's two k16 steps take 16, a quarter
+ *       of them against zero taps (c2d_mma.cuh). Within 1 of the
+ *       reference, not v12's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -97,6 +102,7 @@ static constexpr conv_version c2d_versions[] = {
     { "v12 tensor cores, half taps, float sums (RGBA8 NxN lin/abs N<=5, sum|k|<=2, else v11)", CONV_WARP, true, true, 0, 0, 2, true, true, 3, 3 },
     { "v13 v12 with the tile converted once into half2 planes, lean output (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 13 },
     { "v14 v13 with two accumulator chains a channel pair (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 14 },
+    { "v15 v13 on k8 products from planes shifted to the 12 pixels 5x5 reads (3x3: v13; else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 15 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */

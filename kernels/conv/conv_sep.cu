@@ -110,6 +110,8 @@ struct sep_bank {
 __constant__ sep_bank c_sep_bank[TSK_SLOTS];
 __device__ sep_bank g_sep_bank[TSK_SLOTS];  /* v1: the same taps in global memory */
 
+enum { SEP_MATRIX_PLAIN = 2 };
+
 /* An orientation (and matrix) written with the convolution's output
  * (tsk.h, u.sep.then; only v13 and v15 take it): output pixel (x, y) of the
  * convolution, in the image's coordinates, goes to byte (y' dp + 4 x') of
@@ -118,7 +120,7 @@ __device__ sep_bank g_sep_bank[TSK_SLOTS];  /* v1: the same taps in global memor
 struct sep_then {
     int on;
     int a, b, e, c, d, f;
-    int matrix;
+    int matrix;   /* 0 none, 1 a matrix, SEP_MATRIX_PLAIN one that matrix_is_plain */
     float k[12];  /* matrix_coef's k: m with m[4i+3] * 255 */
     /* v18: the same map as byte steps, pixel (x, y) at byte base + x sx +
      * y sy of the destination; steps = 0 where they do not fit an int */
@@ -541,7 +543,7 @@ static sep_then sep_then_of(const tsk_orient &o, int W, int H, int ox0, int oy0)
     t.on = o.code != 0;
     t.a = m[0]; t.b = m[1]; t.e = off[m[2]] - ox0;
     t.c = m[3]; t.d = m[4]; t.f = off[m[5]] - oy0;
-    t.matrix = o.matrix;
+    t.matrix = o.matrix ? (matrix_is_plain(o.m) ? SEP_MATRIX_PLAIN : 1) : 0;
     for (int i = 0; i < 12; i++) t.k[i] = o.m[i];
     for (int i = 0; i < 3; i++) t.k[4 * i + 3] = o.m[4 * i + 3] * 255.0f;  /* one rounding, as matrix_coef's */
     return t;

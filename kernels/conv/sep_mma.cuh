@@ -334,8 +334,12 @@ static __device__ __forceinline__ void sr_then_steps(const conv_io &io, const se
             sm_round4(n, c);
             if (th.matrix) {
                 const float r = sm_round_value(n[0]), gr = sm_round_value(n[1]), b = sm_round_value(n[2]);
+                if (th.matrix == SEP_MATRIX_PLAIN)
 #pragma unroll
-                for (int i = 0; i < 3; i++) n[i] = ts_exact_round_sat_bits(matrix_row(th.k, i, r, gr, b), 255.0f);
+                    for (int i = 0; i < 3; i++) n[i] = matrix_row_plain_bits(th.k, i, r, gr, b);
+                else
+#pragma unroll
+                    for (int i = 0; i < 3; i++) n[i] = ts_exact_round_sat_bits(matrix_row(th.k, i, r, gr, b), 255.0f);
             }
             *(uint32_t *)(at + (nb ? th.sx : 0) + (h ? 8 * th.sy : 0)) = sm_pack(n);
         }

@@ -48,6 +48,28 @@ __device__ __forceinline__ float matrix_row(const float k[12], int i, float r, f
     return __fadd_rn(__fadd_rn(s, __fmul_rn(k[4 * i + 2], b)), k[4 * i + 3]);
 }
 
+/* Whether matrix_row_plain gives matrix_row's result (m as tsk.h keeps it:
+ * 12 numbers, the offsets in 0..1 units): every coefficient >= 0 and every
+ * offset 0, as in the grey and sepia presets. */
+static inline bool matrix_is_plain(const float m[12])
+{
+    for (int i = 0; i < 3; i++)
+        if (!(m[4 * i] >= 0.0f && m[4 * i + 1] >= 0.0f && m[4 * i + 2] >= 0.0f && m[4 * i + 3] == 0.0f)) return false;
+    return true;
+}
+
+/* Output channel i of a plain matrix (matrix_is_plain), rounded and
+ * saturated to a byte in the low bits as ts_exact_round_sat_bits, for
+ * channels 0..255: a zero offset added leaves a sum as it is (-0 becomes
+ * +0, which rounds alike), and products and sums of non-negative numbers
+ * are >= 0, so the offset's add and the clamp at 0 drop out (two
+ * instructions a channel) and the bytes are matrix_row's. */
+__device__ __forceinline__ uint32_t matrix_row_plain_bits(const float k[12], int i, float r, float g, float b)
+{
+    const float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
+    return ts_exact_round_bits(fminf(__fadd_rn(s, __fmul_rn(k[4 * i + 2], b)), 255.0f));
+}
+
 /* One pixel of C channels, in place; alpha (the last of 2 or 4) is kept. */
 template <typename T, int C, bool FAST>
 __device__ __forceinline__ void matrix_pixel(T *p, const float k[12])
