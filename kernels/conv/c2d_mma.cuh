@@ -78,32 +78,6 @@ static __device__ __forceinline__ void c2m_mma8_c(float (&d)[4], const uint32_t 
         : "r"(a[0]), "r"(a[1]), "r"(b), "f"(c));
 }
 
-/* v15: sm_convert with every word written two columns to the left (plane
- * column c holds tile column c + 2; the tile's first two columns, which no
- * 5x5 output reads, are dropped): 8-byte stores, since the shift is half a
- * 16-byte chunk. */
-template <int R>
-static __device__ __forceinline__ void c2m_convert_shifted(uint32_t (*planes)[SM_ROWS_IN][sm_shape<R>::PITCH],
-                                                           const uint32_t (*buf)[sm_shape<R>::PITCH])
-{
-    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
-    if (lane >= sm_shape<R>::CHUNKS) return;
-#pragma unroll
-    for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
-        const int r = warp + SM_WARPS * i;
-        const uint4 v = *(const uint4 *)&buf[r][4 * lane];
-        const uint32_t w[4] = { v.x, v.y, v.z, v.w };
-        uint4 lo, hi;
-        sm_halves(w, lo, hi);
-        if (lane > 0) {
-            *(uint2 *)&planes[0][r][4 * lane - 2] = make_uint2(lo.x, lo.y);
-            *(uint2 *)&planes[1][r][4 * lane - 2] = make_uint2(hi.x, hi.y);
-        }
-        *(uint2 *)&planes[0][r][4 * lane] = make_uint2(lo.z, lo.w);
-        *(uint2 *)&planes[1][r][4 * lane] = make_uint2(hi.z, hi.w);
-    }
-}
-
 /* v15's products of one kernel row: row4 and row2 are the lane's ldmatrix
  * addresses in the planes (x4: matrix q is plane q & 1, k8 step q >> 1; x2:
  * plane q & 1, step 2), a the row's A fragments. */
@@ -200,8 +174,7 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
         const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
         if constexpr (PLANES) {
             /* the planes are free: every warp has passed the walk's barrier after the last tile */
-            if constexpr (K8) c2m_convert_shifted<R>(planes, raw[it]);
-            else sm_convert<R>(planes, raw[it]);
+            sm_convert<R, K8 ? 2 : 0>(planes, raw[it]);
             __syncthreads();
         }
         const int x = X0 + 8 * warp + g;

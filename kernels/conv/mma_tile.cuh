@@ -106,11 +106,15 @@ static __device__ __forceinline__ void sm_halves(const uint32_t (&w)[4], uint4 &
 /* A raw tile (buf, SM_ROWS_IN rows) into the two half2 planes that
  * sm_plane_products reads: lane l of warp w converts chunk l of rows w,
  * w + SM_WARPS, ... Once per tile, where every input row is read by several
- * kernel rows (2-D v13). The caller puts a barrier before the planes are read. */
-template <int R>
+ * kernel rows (2-D v13). SHIFT = 2 (2-D v15): every word two columns to the
+ * left (plane column c holds tile column c + 2, the tile's first two
+ * columns dropped), in 8-byte stores since the shift is half a 16-byte
+ * chunk. The caller puts a barrier before the planes are read. */
+template <int R, int SHIFT = 0>
 static __device__ __forceinline__ void sm_convert(uint32_t (*planes)[SM_ROWS_IN][sm_shape<R>::PITCH],
                                                   const uint32_t (*buf)[sm_shape<R>::PITCH])
 {
+    static_assert(SHIFT == 0 || SHIFT == 2, "whole or half chunks");
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     if (lane >= sm_shape<R>::CHUNKS) return;
 #pragma unroll
@@ -120,8 +124,17 @@ static __device__ __forceinline__ void sm_convert(uint32_t (*planes)[SM_ROWS_IN]
         const uint32_t w[4] = { v.x, v.y, v.z, v.w };
         uint4 lo, hi;
         sm_halves(w, lo, hi);
-        *(uint4 *)&planes[0][r][4 * lane] = lo;
-        *(uint4 *)&planes[1][r][4 * lane] = hi;
+        if constexpr (SHIFT == 0) {
+            *(uint4 *)&planes[0][r][4 * lane] = lo;
+            *(uint4 *)&planes[1][r][4 * lane] = hi;
+        } else {
+            if (lane > 0) {
+                *(uint2 *)&planes[0][r][4 * lane - 2] = make_uint2(lo.x, lo.y);
+                *(uint2 *)&planes[1][r][4 * lane - 2] = make_uint2(hi.x, hi.y);
+            }
+            *(uint2 *)&planes[0][r][4 * lane] = make_uint2(lo.z, lo.w);
+            *(uint2 *)&planes[1][r][4 * lane] = make_uint2(hi.z, hi.w);
+        }
     }
 }
 
