@@ -434,6 +434,11 @@ static void bench_all_lines(ts_bench *b)
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 18);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 21);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 23);
+    /* sepia with an offset of 0.001 on blue, which the fused output's plain
+     * matrix rule (coefficients >= 0, offsets 0) does not take: the general
+     * rule's cost, against the default line above */
+    bench_chain(b, "gauss=sigma=2,matrix=m=0.393;0.769;0.189;0;0.349;0.686;0.168;0;0.272;0.534;0.131;0.001,transpose", 1,
+                0);
 }
 
 ts_status ts_bench_kernels(const ts_bench_opts *opts, char **json, ts_err *err)

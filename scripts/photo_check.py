@@ -99,8 +99,9 @@ def main():
                 for dev in devices:
                     od = os.path.join(work, dev)
                     shutil.rmtree(od, ignore_errors=True)
+                    # the CPU's decoder on both devices (nvJPEG decodes other pixels): the ops alone differ
                     subprocess.run([args.tilestream, "run", photo, "-o", od, "--ops", chain, "--format", "png",
-                                    "--device", dev, "-q", "-y"], check=True)
+                                    "--device", dev, "--codec", "cpu", "-q", "-y"], check=True)
                     outs[dev] = read_rgb(os.path.join(od, name + ".png"))
                 ref = opencv(rgb, radius, sigma, matrix, orient)
                 print(f"{name} {rgb.shape[1]}x{rgb.shape[0]}  {chain}")

@@ -57,7 +57,8 @@
  * half the work a kernel row and pair where v13 has 4 of the whole, 30 A
  * registers where v13 holds 40, and 6 ldmatrix matrices where v13 reads 8.
  * Other float roundings than v12's: within 1 of the reference. 3x3 runs
- * v13's kernel. */
+ * v13's kernel. Slower than v13, which is bound by its instructions, not by
+ * the tensor pipe or the ldmatrix bytes (docs/PERFORMANCE.md). */
 
 #include "mma_tile.cuh"
 

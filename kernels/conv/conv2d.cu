@@ -57,7 +57,9 @@
  *       written two pixels to the left so that a warp's 12 input pixels
  *       are three k8 steps, where v13's two k16 steps take 16, a quarter
  *       of them against zero taps (c2d_mma.cuh). Within 1 of the
- *       reference, not v12's bytes.
+ *       reference, not v12's bytes; slower than v13 (its extra products
+ *       cost more issue slots than the tensor work saves:
+ *       docs/PERFORMANCE.md), so not the default.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
