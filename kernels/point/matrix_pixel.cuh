@@ -48,7 +48,7 @@ __device__ __forceinline__ float matrix_row(const float k[12], int i, float r, f
     return __fadd_rn(__fadd_rn(s, __fmul_rn(k[4 * i + 2], b)), k[4 * i + 3]);
 }
 
-/* Whether matrix_row_plain gives matrix_row's result (m as tsk.h keeps it:
+/* Whether matrix_row_plain_bits gives matrix_row's bytes (m as tsk.h keeps it:
  * 12 numbers, the offsets in 0..1 units): every coefficient >= 0 and every
  * offset 0, as in the grey and sepia presets. */
 static inline bool matrix_is_plain(const float m[12])
