@@ -134,8 +134,8 @@ static int admit(batch *b, int i)
     return 1;
 }
 
-/* Whether the budget and, on the GPU, the engines have room for another
- * decode. No further ahead of the engines than they take in flight:
+/* Whether, on the GPU, the engines have room for another decode (the
+ * budget's room is admit's). No further ahead of the engines than they take in flight:
  * images decoded earlier only wait, fill the budget and leave outputs in
  * pageable memory, whose copies are slow (docs/measurements/batch.md). */
 enum { TS_EARLY_PER_WORKER = 3 };
@@ -160,7 +160,23 @@ static int room_to_decode(batch *b)
      * decodes and encodes (docs/BATCH.md). The workers finish what they
      * hold and wait, for TS_GPU_SOON_HOLD_S at most. */
     if (!b->gpu && b->gpu_soon > 0 && ts_now() - b->gpu_soon < TS_GPU_SOON_HOLD_S) return 0;
-    return b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_PROBED && admit(b, b->next_admit);
+    return 1;
+}
+
+/* The image to decode next, or -1: the next in input order, except among
+ * a job's last 2 x workers images, where the largest one probed goes first.
+ * A job ends when its last encode does; with large images last, a few
+ * cores finish them while the others have nothing left (docs/PERFORMANCE.md,
+ * the replay of a traced run). Lock held. */
+static int next_to_decode(batch *b)
+{
+    const int n = b->r->n_images, first = b->next_admit;
+    if (first >= n) return -1;
+    if (n - first > 2 * b->nworkers) return b->jobs[first].state == ST_PROBED ? first : -1;
+    int best = -1;
+    for (int k = first; k < n; k++)
+        if (b->jobs[k].state == ST_PROBED && (best < 0 || b->jobs[k].cost > b->jobs[best].cost)) best = k;
+    return best;
 }
 
 /* Work for a CPU worker, chosen under the lock: encoding first (it frees
@@ -186,9 +202,11 @@ static int next_work(batch *b, int *i)
             return WORK_PIN;
         }
         if (b->done == b->r->n_images) return WORK_ALL_DONE;
-        while (b->next_admit < b->r->n_images && b->jobs[b->next_admit].state == ST_DONE) b->next_admit++;
-        if (room_to_decode(b)) {
-            *i = b->next_admit++;
+        /* the first image not yet admitted (the last ones go out of order) */
+        while (b->next_admit < b->r->n_images && b->jobs[b->next_admit].state > ST_PROBED) b->next_admit++;
+        int k = room_to_decode(b) ? next_to_decode(b) : -1;
+        if (k >= 0 && admit(b, k)) {
+            *i = k;
             if (b->o->on_image_begin) b->o->on_image_begin(b->o->ctx, &b->r->images[*i], b->done, b->r->n_images);
             return WORK_DECODE;
         }
