@@ -137,31 +137,35 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
      * input pixel kk / 2 with tap kk / 2 - (m & 7) + R - R4, for its own
      * channel m >> 3 of the pair (kk is even: its element 1 is channel 1) */
     uint32_t a[N][S::KH][4];
+    if constexpr (!K8) {
 #pragma unroll
-    for (int j = 0; j < N; j++)
+        for (int j = 0; j < N; j++)
 #pragma unroll
-        for (int s = 0; s < S::KH; s++)
+            for (int s = 0; s < S::KH; s++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int m = g + 8 * (i & 1), kk = 16 * s + 2 * t + 8 * (i >> 1);
-                const int tap = kk / 2 - (m & 7) + R - S::R4;
-                const uint32_t h = tap >= 0 && tap < N ? (uint32_t)__half_as_ushort(taps[j * N + tap]) : 0u;
-                a[j][s][i] = (m >> 3) ? h << 16 : h;
-            }
+                for (int i = 0; i < 4; i++) {
+                    const int m = g + 8 * (i & 1), kk = 16 * s + 2 * t + 8 * (i >> 1);
+                    const int tap = kk / 2 - (m & 7) + R - S::R4;
+                    const uint32_t h = tap >= 0 && tap < N ? (uint32_t)__half_as_ushort(taps[j * N + tap]) : 0u;
+                    a[j][s][i] = (m >> 3) ? h << 16 : h;
+                }
+    }
     /* v15: element (m, kk) of kernel row j's k8 step s takes input pixel
      * 4 s + kk / 2 from the warp's first plane column (image column
      * 8 w - R), tap 4 s + kk / 2 - (m & 7) */
     uint32_t a8[N][3][2];
+    if constexpr (K8) {
 #pragma unroll
-    for (int j = 0; j < N; j++)
+        for (int j = 0; j < N; j++)
 #pragma unroll
-        for (int s = 0; s < 3; s++)
+            for (int s = 0; s < 3; s++)
 #pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const int m = g + 8 * i, tap = 4 * s + t - (m & 7);
-                const uint32_t h = tap >= 0 && tap < N ? (uint32_t)__half_as_ushort(taps[j * N + tap]) : 0u;
-                a8[j][s][i] = (m >> 3) ? h << 16 : h;
-            }
+                for (int i = 0; i < 2; i++) {
+                    const int m = g + 8 * i, tap = 4 * s + t - (m & 7);
+                    const uint32_t h = tap >= 0 && tap < N ? (uint32_t)__half_as_ushort(taps[j * N + tap]) : 0u;
+                    a8[j][s][i] = (m >> 3) ? h << 16 : h;
+                }
+    }
     /* ldmatrix x4: matrix q is rows lane & 7, pixels 4 (q & 1) .. of k16
      * step q >> 1 of the pair; from the planes (v13): plane q >> 1 */
     const int lq = lane >> 3;

@@ -40,12 +40,19 @@ __device__ __forceinline__ void matrix_coef(const float *m, float k[12])
     for (int i = 0; i < 3; i++) k[4 * i + 3] = __fmul_rn(k[4 * i + 3], tsk_px<T>::maxv());
 }
 
+/* Row i's three products and their sum, in the reference's order
+ * (m0*R + m1*G) + m2*B. */
+__device__ __forceinline__ float matrix_products(const float k[12], int i, float r, float g, float b)
+{
+    const float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
+    return __fadd_rn(s, __fmul_rn(k[4 * i + 2], b));
+}
+
 /* Output channel i of colour r, g, b before its rounding: the rule every
  * caller applies, in the reference's order. */
 __device__ __forceinline__ float matrix_row(const float k[12], int i, float r, float g, float b)
 {
-    const float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
-    return __fadd_rn(__fadd_rn(s, __fmul_rn(k[4 * i + 2], b)), k[4 * i + 3]);
+    return __fadd_rn(matrix_products(k, i, r, g, b), k[4 * i + 3]);
 }
 
 /* Whether matrix_row_plain_bits gives matrix_row's bytes (m as tsk.h keeps it:
@@ -66,8 +73,7 @@ static inline bool matrix_is_plain(const float m[12])
  * instructions a channel) and the bytes are matrix_row's. */
 __device__ __forceinline__ uint32_t matrix_row_plain_bits(const float k[12], int i, float r, float g, float b)
 {
-    const float s = __fadd_rn(__fmul_rn(k[4 * i], r), __fmul_rn(k[4 * i + 1], g));
-    return ts_exact_round_bits(fminf(__fadd_rn(s, __fmul_rn(k[4 * i + 2], b)), 255.0f));
+    return ts_exact_round_bits(fminf(matrix_products(k, i, r, g, b), 255.0f));
 }
 
 /* One pixel of C channels, in place; alpha (the last of 2 or 4) is kept. */
