@@ -58,12 +58,25 @@
  * registers where v13 holds 40, and 6 ldmatrix matrices where v13 reads 8.
  * Other float roundings than v12's: within 1 of the reference. 3x3 runs
  * v13's kernel. Slower than v13, which is bound by its instructions, not by
- * the tensor pipe or the ldmatrix bytes (docs/PERFORMANCE.md). */
+ * the tensor pipe or the ldmatrix bytes (docs/PERFORMANCE.md).
+ *
+ * v16: v13 on tiles of 32 output rows from 40 input rows. v13's profile
+ * shows one eligible warp a scheduler, its warps waiting on the products'
+ * latency, with three blocks an SM (24 warps): its 58 KB of shared memory
+ * a block leave no room for a fourth. v16's tile takes 49 KB and its
+ * registers fit 64 a thread, so an SM holds four blocks (32 warps), for
+ * 8 input rows read per 32 outputs where v13 reads 8 per 40. The same
+ * products in the same order: v13's bytes. */
 
 #include "mma_tile.cuh"
 
-enum { C2M_ROWS = 40, C2M_BLOCKS = C2M_ROWS / 8 };
-static_assert(C2M_ROWS + 8 <= SM_ROWS_IN, "a tile's input rows hold its output rows and up to 8 more");
+/* Version V's tile: TH output rows from ROWS input rows, and the blocks an
+ * SM holds (the launch bound). v16's smaller tile leaves room for four. */
+template <int V>
+struct c2m_tile {
+    static constexpr int TH = V == 16 ? 32 : 40, ROWS = V == 16 ? 40 : SM_ROWS_IN, BLOCKS = V == 16 ? 4 : 3;
+    static_assert(TH + 8 <= ROWS, "a tile's input rows hold its output rows and up to 8 more");
+};
 
 /* d = a b + d, and d = a b + (c, c, c, c), on m16n8k8 (v15) */
 static __device__ __forceinline__ void c2m_mma8(float (&d)[4], const uint32_t (&a)[2], uint32_t b)
@@ -109,17 +122,18 @@ struct c2d_mma_taps {
 
 /* V: the version whose kernel it is, 12, 13, 14 or 15 (5x5 only) */
 template <int N, bool ABS, int V>
-__global__ void __launch_bounds__(SM_THREADS, 3)
+__global__ void __launch_bounds__(SM_THREADS, c2m_tile<V>::BLOCKS)
     c2d_mma(conv_io io, c2d_mma_taps<N> k, uint32_t border_px, float offset, int vec, int ax0, int ay0, int tiles_x,
             int tiles)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int R = N / 2;
-    constexpr bool PLANES = V >= 13, SPLIT = V == 14, K8 = V >= 15;
+    constexpr bool PLANES = V >= 13, SPLIT = V == 14, K8 = V == 15;
+    constexpr int TH = c2m_tile<V>::TH, ROWS = c2m_tile<V>::ROWS;
     using S = sm_shape<R>;
     static_assert(!K8 || N == 5, "v15's shift of two pixels is 5x5's");
-    static_assert(N - 1 <= SM_ROWS_IN - C2M_ROWS, "the kernel's rows fit the tile's input");
-    __shared__ __align__(16) uint32_t raw[2][SM_ROWS_IN][S::PITCH];
+    static_assert(N - 1 <= ROWS - TH, "the kernel's rows fit the tile's input");
+    __shared__ __align__(16) uint32_t raw[2][ROWS][S::PITCH];
     __shared__ __half taps[N * N];
     sm_walk w(tiles_x, tiles);
     if (!w.more()) return;
@@ -129,7 +143,7 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
 #pragma unroll
     for (int i = 0; i < N * N; i++)
         if ((int)threadIdx.x == i) taps[i] = __float2half_rn(k.k[i]);
-    sm_walk_first<R, C2M_ROWS, SM_ROWS_IN, false>(io, border_px, vec, ax0, ay0, w, raw[0]);
+    sm_walk_first<R, TH, ROWS, false>(io, border_px, vec, ax0, ay0, w, raw[0]);
     __syncthreads();
 
     const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = (int)threadIdx.x >> 5;
@@ -170,26 +184,26 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
      * step q >> 1 of the pair; from the planes (v13): plane q >> 1 */
     const int lq = lane >> 3;
     const uint32_t *lp = &raw[0][lane & 7][8 * warp + 4 * (lq & 1) + 8 * (lq >> 1)];
-    uint32_t (*const planes)[SM_ROWS_IN][S::PITCH] = reinterpret_cast<uint32_t (*)[SM_ROWS_IN][S::PITCH]>(sm_dynamic);
+    uint32_t (*const planes)[ROWS][S::PITCH] = reinterpret_cast<uint32_t (*)[ROWS][S::PITCH]>(sm_dynamic);
     const uint32_t *pp = &planes[lq >> 1][lane & 7][8 * warp + 4 * (lq & 1)];
     const uint32_t *pp4 = &planes[lq & 1][lane & 7][8 * warp + 4 * (lq >> 1)];
     const uint32_t *pp2 = &planes[lq & 1][lane & 7][8 * warp + 8];
 
-    sm_walk_tiles<R, C2M_ROWS, SM_ROWS_IN, false>(io, border_px, vec, ax0, ay0, w, raw[0], [&](int it, int X0, int Y0) {
-        const uint32_t *lb = lp + it * (SM_ROWS_IN * S::PITCH);
+    sm_walk_tiles<R, TH, ROWS, false>(io, border_px, vec, ax0, ay0, w, raw[0], [&](int it, int X0, int Y0) {
+        const uint32_t *lb = lp + it * (ROWS * S::PITCH);
         if constexpr (PLANES) {
             /* the planes are free: every warp has passed the walk's barrier after the last tile */
-            sm_convert<R, K8 ? 2 : 0>(planes, raw[it]);
+            sm_convert<R, K8 ? 2 : 0, ROWS>(planes, raw[it]);
             __syncthreads();
         }
         const int x = X0 + 8 * warp + g;
         const bool x_in = x >= io.dx0 && x < io.dx0 + io.dw;
         /* v13: the whole tile in the region, so one address a lane and no checks */
         const bool inside = PLANES && X0 >= io.dx0 && X0 + SM_TW <= io.dx0 + io.dw && Y0 >= io.dy0 &&
-                            Y0 + C2M_ROWS <= io.dy0 + io.dh;
+                            Y0 + TH <= io.dy0 + io.dh;
         unsigned char *at = io.dst + (ptrdiff_t)(Y0 + 2 * t - io.dy0) * (ptrdiff_t)io.dp + (ptrdiff_t)(x - io.dx0) * 4;
 #pragma unroll 1
-        for (int rb = 0; rb < C2M_BLOCKS; rb++, at += 8 * (ptrdiff_t)io.dp) {
+        for (int rb = 0; rb < TH / 8; rb++, at += 8 * (ptrdiff_t)io.dp) {
             float d[2][4], e[2][4];
 #pragma unroll
             for (int j = 0; j < N; j++) {
@@ -233,17 +247,38 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
 #endif
 }
 
-/* Kernel K (one of c2d_mma's instances) over `tiles` tiles with smem bytes
- * of dynamic shared memory (v13's planes). */
-template <auto K, typename... Args>
-static void c2d_mma_launch(size_t smem, int tiles, cudaStream_t s, Args... args)
+/* c2d_mma<N, ABS, V> over io's region in version V's tiles (v13 on: the
+ * planes in dynamic shared memory). */
+template <int N, bool ABS, int V>
+static void c2d_mma_launch(const conv_io &io, const c2d_mma_taps<N> &k, uint32_t border_px, float offset, int vec,
+                           int ax0, int ay0, int tiles_x, cudaStream_t s)
 {
+    using T = c2m_tile<V>;
+    constexpr auto K = c2d_mma<N, ABS, V>;
+    const int tiles = tiles_x * ((io.dh + T::TH - 1) / T::TH);
+    const size_t smem = V >= 13 ? (size_t)2 * T::ROWS * sm_shape<N / 2>::PITCH * sizeof(uint32_t) : 0;
     sm_allow_smem<K>(smem);
-    K<<<sm_blocks<K>(tiles, smem), SM_THREADS, smem, s>>>(args...);
+    K<<<sm_blocks<K>(tiles, smem), SM_THREADS, smem, s>>>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
+}
+
+/* Version v's kernel (12 to 16; v15 is 5x5's, 3x3 runs v13's). */
+template <int N, bool ABS>
+static void c2d_mma_version(int v, const conv_io &io, const c2d_mma_taps<N> &k, uint32_t border_px, float offset,
+                            int vec, int ax0, int ay0, int tiles_x, cudaStream_t s)
+{
+    switch (v) {
+    case 16: return c2d_mma_launch<N, ABS, 16>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
+    case 15:
+        if constexpr (N == 5) return c2d_mma_launch<N, ABS, 15>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
+        else return c2d_mma_launch<N, ABS, 13>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
+    case 14: return c2d_mma_launch<N, ABS, 14>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
+    case 13: return c2d_mma_launch<N, ABS, 13>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
+    default: return c2d_mma_launch<N, ABS, 12>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
+    }
 }
 
 /* Run the kernel of N x N taps k (row by row) over io's region: LINEAR
- * (bias in 0..1 units) or ABS; v: the version whose kernel (12 to 15).
+ * (bias in 0..1 units) or ABS; v: the version whose kernel (12 to 16).
  * The caller has checked the conditions above (sum |k| <= 2, RGBA8, a
  * border conv_walk takes). */
 template <int N>
@@ -263,30 +298,9 @@ static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, b
      * rows do not matter */
     const int ax0 = io.dx0 & ~7, ay0 = io.dy0;
     const int tiles_x = (io.dx0 + io.dw - ax0 + SM_TW - 1) / SM_TW;
-    const int tiles = tiles_x * ((io.dh + C2M_ROWS - 1) / C2M_ROWS);
     /* 16-byte copies: the tiles' columns start at multiples of 4 */
     const int vec = (ww_align(io) & 1u) && (io.sx0 & 3) == 0;
-    const size_t smem = v >= 13 ? (size_t)2 * SM_ROWS_IN * sm_shape<N / 2>::PITCH * sizeof(uint32_t) : 0;
-#define C2D_LAUNCH(ABS, V) \
-    c2d_mma_launch<c2d_mma<N, ABS, V>>(smem, tiles, s, io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles)
-    if constexpr (N == 5) {
-        if (v == 15) {
-            if (abs_mode) C2D_LAUNCH(true, 15);
-            else C2D_LAUNCH(false, 15);
-            return TSK_LAUNCH_CHECK("2-D convolution (tensor cores)", err);
-        }
-    } else if (v == 15) {
-        v = 13; /* v15 is 5x5's */
-    }
-    if (abs_mode) {
-        if (v == 14) C2D_LAUNCH(true, 14);
-        else if (v == 13) C2D_LAUNCH(true, 13);
-        else C2D_LAUNCH(true, 12);
-    } else {
-        if (v == 14) C2D_LAUNCH(false, 14);
-        else if (v == 13) C2D_LAUNCH(false, 13);
-        else C2D_LAUNCH(false, 12);
-    }
-#undef C2D_LAUNCH
+    if (abs_mode) c2d_mma_version<N, true>(v, io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
+    else c2d_mma_version<N, false>(v, io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
     return TSK_LAUNCH_CHECK("2-D convolution (tensor cores)", err);
 }

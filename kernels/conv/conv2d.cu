@@ -105,6 +105,7 @@ static constexpr conv_version c2d_versions[] = {
     { "v13 v12 with the tile converted once into half2 planes, lean output (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 13 },
     { "v14 v13 with two accumulator chains a channel pair (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 14 },
     { "v15 v13 on k8 products from planes shifted to the 12 pixels 5x5 reads (3x3: v13; else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 15 },
+    { "v16 v13 on tiles of 32 rows, four blocks an SM (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 16 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */

@@ -110,15 +110,16 @@ static __device__ __forceinline__ void sm_halves(const uint32_t (&w)[4], uint4 &
  * left (plane column c holds tile column c + 2, the tile's first two
  * columns dropped), in 8-byte stores since the shift is half a 16-byte
  * chunk. The caller puts a barrier before the planes are read. */
-template <int R, int SHIFT = 0>
-static __device__ __forceinline__ void sm_convert(uint32_t (*planes)[SM_ROWS_IN][sm_shape<R>::PITCH],
+template <int R, int SHIFT = 0, int ROWS = SM_ROWS_IN>
+static __device__ __forceinline__ void sm_convert(uint32_t (*planes)[ROWS][sm_shape<R>::PITCH],
                                                   const uint32_t (*buf)[sm_shape<R>::PITCH])
 {
     static_assert(SHIFT == 0 || SHIFT == 2, "whole or half chunks");
+    static_assert(ROWS % SM_WARPS == 0, "every warp converts as many rows");
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     if (lane >= sm_shape<R>::CHUNKS) return;
 #pragma unroll
-    for (int i = 0; i < SM_ROWS_PER_WARP; i++) {
+    for (int i = 0; i < ROWS / SM_WARPS; i++) {
         const int r = warp + SM_WARPS * i;
         const uint4 v = *(const uint4 *)&buf[r][4 * lane];
         const uint32_t w[4] = { v.x, v.y, v.z, v.w };
