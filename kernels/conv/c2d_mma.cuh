@@ -66,7 +66,8 @@
  * a block leave no room for a fourth. v16's tile takes 49 KB and its
  * registers fit 64 a thread, so an SM holds four blocks (32 warps), for
  * 8 input rows read per 32 outputs where v13 reads 8 per 40. The same
- * products in the same order: v13's bytes. */
+ * products in the same order: v13's bytes. Slower than v13: the warps it
+ * adds do not pay for the smaller tile (docs/PERFORMANCE.md). */
 
 #include "mma_tile.cuh"
 
@@ -120,7 +121,7 @@ struct c2d_mma_taps {
     float k[N * N];
 };
 
-/* V: the version whose kernel it is, 12, 13, 14 or 15 (5x5 only) */
+/* V: the version whose kernel it is, 12 to 16 (15: 5x5 only) */
 template <int N, bool ABS, int V>
 __global__ void __launch_bounds__(SM_THREADS, c2m_tile<V>::BLOCKS)
     c2d_mma(conv_io io, c2d_mma_taps<N> k, uint32_t border_px, float offset, int vec, int ax0, int ay0, int tiles_x,
