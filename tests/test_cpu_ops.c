@@ -427,6 +427,15 @@ static void test_buffers(void)
     if (small) memset(small, 1, 1000);
     a.free(a.ctx, small);
     ts_buffers_keep(c, 16 * MB);
+    /* a tile's buffer (32 KB to 1 MB) is kept too, mapped in steps of 64 KB */
+    unsigned char *mid = a.alloc(a.ctx, 200 * 1024);
+    CHECK(mid && ((uintptr_t)mid & 63) == 0);
+    if (mid) memset(mid, 3, 200 * 1024);
+    a.free(a.ctx, mid);
+    CHECK(ts_buffers_stats_of(c).idle_bytes == 256 * 1024);
+    unsigned char *mid2 = a.alloc(a.ctx, 150 * 1024);  /* 192 KB: the idle 256 KB is not over twice that */
+    CHECK(mid2 == mid && mid2 && mid2[150 * 1024 - 1] == 3);
+    a.free(a.ctx, mid2);
     unsigned char *late = a.alloc(a.ctx, 3 * MB);
     ts_buffers_release(c);                              /* late is still out */
     if (late) memset(late, 2, 3 * MB);

@@ -12,12 +12,14 @@ enum {
     BUF_MAGIC_MAPPED = 0x7462756d,
     BUF_MAGIC_SMALL = 0x74627573
 };
-#define BUF_SMALL ((size_t)256 << 10)
-#define BUF_ALIGN ((size_t)2 << 20)    /* one transparent huge page */
+#define BUF_SMALL ((size_t)32 << 10)     /* under this, malloc */
+#define BUF_MEDIUM ((size_t)1 << 20)     /* under this, mapped in steps of BUF_STEP, no huge page */
+#define BUF_STEP ((size_t)64 << 10)
+#define BUF_ALIGN ((size_t)2 << 20)      /* one transparent huge page */
 
 typedef struct buf {
     unsigned magic;
-    size_t size;                 /* bytes mapped (a multiple of BUF_ALIGN) */
+    size_t size;                 /* bytes mapped (a multiple of BUF_STEP, of BUF_ALIGN from BUF_MEDIUM) */
     ts_buffers *owner;
     struct buf *newer, *older;   /* idle list; `newer` also links buffers to unmap */
 } buf;
@@ -75,10 +77,17 @@ static void destroy(ts_buffers *c)
     free(c);
 }
 
-/* len bytes (a multiple of BUF_ALIGN) of fresh memory at a 2 MB boundary,
- * so that the kernel can back it with huge pages. */
+/* len bytes of fresh memory: under BUF_MEDIUM where the kernel puts it,
+ * else at a 2 MB boundary, so that it can back it with huge pages. */
 static buf *map_fresh(size_t len)
 {
+    if (len < BUF_MEDIUM) {
+        buf *b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (b == MAP_FAILED) return NULL;
+        b->magic = BUF_MAGIC_MAPPED;
+        b->size = len;
+        return b;
+    }
     unsigned char *m = mmap(NULL, len + BUF_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return NULL;
     uintptr_t at = ((uintptr_t)m + BUF_ALIGN - 1) & ~(uintptr_t)(BUF_ALIGN - 1);
@@ -107,7 +116,8 @@ static void *buffers_alloc(void *ctx, size_t bytes)
         s->owner = NULL;
         return (unsigned char *)s + BUF_HDR;
     }
-    size_t len = (need + BUF_ALIGN - 1) & ~(BUF_ALIGN - 1);
+    const size_t step = need < BUF_MEDIUM ? BUF_STEP : BUF_ALIGN;
+    size_t len = (need + step - 1) & ~(step - 1);
     pthread_mutex_lock(&c->lock);
     buf *best = NULL;   /* the smallest idle buffer that fits, wasting at most half of it */
     for (buf *b = c->newest; b; b = b->older)

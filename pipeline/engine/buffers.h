@@ -6,9 +6,13 @@
  * each image's pixels paid both for every image: a third of the CPU time
  * of a codec-only folder run went to the kernel. Buffers freed through this
  * cache are kept, up to keep_bytes in all, and handed to the next request
- * they fit, already faulted in; new large ones are mapped 2 MB aligned and
- * asked for transparent huge pages (512x fewer faults where the kernel
- * allows them). Requests under 256 KB go to malloc.
+ * they fit, already faulted in; new ones of 1 MB and more are mapped 2 MB
+ * aligned and asked for transparent huge pages (512x fewer faults where
+ * the kernel allows them), smaller ones in steps of 64 KB. Only requests
+ * under 32 KB go to malloc: a tile's buffers (tens to hundreds of KB) went
+ * there before, and on the main thread glibc's heap grew and shrank for
+ * every tile, so each tile faulted its pages in again (docs/PERFORMANCE.md,
+ * "the CPU backend").
  *
  * Thread-safe. Buffers may outlive ts_buffers_release: the cache goes away
  * when its owner has released it and the last buffer is back. */
