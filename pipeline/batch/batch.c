@@ -134,8 +134,8 @@ static int admit(batch *b, int i)
     return 1;
 }
 
-/* Whether, on the GPU, the engines have room for another decode (the
- * budget's room is admit's). No further ahead of the engines than they take in flight:
+/* Whether the GPU side leaves room for another decode (the budget's room
+ * is admit's). No further ahead of the engines than they take in flight:
  * images decoded earlier only wait, fill the budget and leave outputs in
  * pageable memory, whose copies are slow (docs/measurements/batch.md). */
 enum { TS_EARLY_PER_WORKER = 3 };
