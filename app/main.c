@@ -139,10 +139,9 @@ static int unknown_command(const char *cmd)
  * unmapped after, and a heap's top is trimmed back to the system as soon as
  * 128 KB of it is free; the next image faults the same pages in again.
  * With blocks up to 64 MB kept in the heaps, and a heap trimmed only past
- * 128 MB free, the next decode on the same worker reuses them: a folder of
- * photos ran with 60% fewer page faults and less system time
- * (docs/PERFORMANCE.md, "the CPU backend"). Larger blocks are mapped as
- * before. */
+ * 128 MB free, the next decode on the same worker reuses them, already
+ * faulted in (docs/PERFORMANCE.md, "the CPU backend"). Larger blocks are
+ * mapped as before. The price is memory a worker keeps between images. */
 static void keep_decode_memory(void)
 {
 #ifdef __GLIBC__
