@@ -56,12 +56,14 @@ __device__ __forceinline__ float matrix_row(const float k[12], int i, float r, f
 }
 
 /* Whether matrix_row_plain_bits gives matrix_row's bytes (m as tsk.h keeps it:
- * 12 numbers, the offsets in 0..1 units): every coefficient >= 0 and every
- * offset 0, as in the grey and sepia presets. */
+ * 12 numbers, the offsets in 0..1 units): every coefficient finite and >= 0
+ * and every offset 0, as in the grey and sepia presets. Finite, since an
+ * infinite one times a zero channel is NaN, which the general rule's clamp
+ * at 0 makes 0 and the plain rule's clamp at 255 alone would make 255. */
 static inline bool matrix_is_plain(const float m[12])
 {
-    for (int i = 0; i < 3; i++)
-        if (!(m[4 * i] >= 0.0f && m[4 * i + 1] >= 0.0f && m[4 * i + 2] >= 0.0f && m[4 * i + 3] == 0.0f)) return false;
+    for (int i = 0; i < 12; i++)
+        if (i % 4 == 3 ? m[i] != 0.0f : !(m[i] >= 0.0f && m[i] < INFINITY)) return false;
     return true;
 }
 
