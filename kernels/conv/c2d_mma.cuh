@@ -67,7 +67,19 @@
  * registers fit 64 a thread, so an SM holds four blocks (32 warps), for
  * 8 input rows read per 32 outputs where v13 reads 8 per 40. The same
  * products in the same order: v13's bytes. Slower than v13: the warps it
- * adds do not pay for the smaller tile (docs/PERFORMANCE.md). */
+ * adds do not pay for the smaller tile (docs/PERFORMANCE.md).
+ *
+ * v17: v13 with separable v23's exact small inputs. v13's SASS spends, a
+ * warp and block of 8 x 8 outputs, 8 instructions putting the offset
+ * (-1024 times the taps' sum) into the accumulators before the first
+ * product, and its tile conversion rebuilds the byte permutes' selectors in
+ * registers (a permute's one constant slot holds the 0x64 fill). v17's
+ * planes hold byte * 2^-24 (0x00XX: subnormal halves, exact; a mask and a
+ * permute with zero, constants in the instructions), so the products
+ * are the taps times the bytes at 2^-24, the accumulators start at zero
+ * (the zero register) and the bias joins at the rounding: one fma with
+ * .SAT, c * (2^24 / 255) + bias, where v13 has a multiply with .SAT. Other
+ * float roundings than v13's: within 1 of the reference. */
 
 #include "mma_tile.cuh"
 
@@ -121,7 +133,7 @@ struct c2d_mma_taps {
     float k[N * N];
 };
 
-/* V: the version whose kernel it is, 12 to 16 (15: 5x5 only) */
+/* V: the version whose kernel it is, 12 to 17 (15: 5x5 only) */
 template <int N, bool ABS, int V>
 __global__ void __launch_bounds__(SM_THREADS, c2m_tile<V>::BLOCKS)
     c2d_mma(conv_io io, c2d_mma_taps<N> k, uint32_t border_px, float offset, int vec, int ax0, int ay0, int tiles_x,
@@ -129,7 +141,7 @@ __global__ void __launch_bounds__(SM_THREADS, c2m_tile<V>::BLOCKS)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int R = N / 2;
-    constexpr bool PLANES = V >= 13, SPLIT = V == 14, K8 = V == 15;
+    constexpr bool PLANES = V >= 13, SPLIT = V == 14, K8 = V == 15, TINY = V == 17;
     constexpr int TH = c2m_tile<V>::TH, ROWS = c2m_tile<V>::ROWS;
     using S = sm_shape<R>;
     static_assert(!K8 || N == 5, "v15's shift of two pixels is 5x5's");
@@ -194,7 +206,7 @@ __global__ void __launch_bounds__(SM_THREADS, c2m_tile<V>::BLOCKS)
         const uint32_t *lb = lp + it * (ROWS * S::PITCH);
         if constexpr (PLANES) {
             /* the planes are free: every warp has passed the walk's barrier after the last tile */
-            sm_convert<R, K8 ? 2 : 0, ROWS>(planes, raw[it]);
+            sm_convert<R, K8 ? 2 : 0, ROWS, TINY>(planes, raw[it]);
             __syncthreads();
         }
         const int x = X0 + 8 * warp + g;
@@ -220,7 +232,8 @@ __global__ void __launch_bounds__(SM_THREADS, c2m_tile<V>::BLOCKS)
                     else if (j & 1) sm_plane_products<S::KH, false>(row, a[j], e, 0.0f);
                     else sm_plane_products<S::KH, false>(row, a[j], d, 0.0f);
                 } else if constexpr (PLANES) {
-                    if (j == 0) sm_plane_products<S::KH, true>(pp + 8 * rb * S::PITCH, a[0], d, offset);
+                    /* v17: from the zero register (a constant zero) */
+                    if (j == 0) sm_plane_products<S::KH, true>(pp + 8 * rb * S::PITCH, a[0], d, TINY ? 0.0f : offset);
                     else sm_plane_products<S::KH, false>(pp + (8 * rb + j) * S::PITCH, a[j], d, offset);
                 } else {
                     if (j == 0) sm_row_products<S::KH, true>(lb + 8 * rb * S::PITCH, a[0], d, offset);
@@ -239,7 +252,16 @@ __global__ void __launch_bounds__(SM_THREADS, c2m_tile<V>::BLOCKS)
                 const float c[4] = { d[0][h], d[1][h], d[0][2 + h], d[1][2 + h] };
                 uint32_t n[4];
 #pragma unroll
-                for (int ch = 0; ch < 4; ch++) n[ch] = sm_round_bits(ABS ? fabsf(c[ch]) : c[ch]);
+                for (int ch = 0; ch < 4; ch++) {
+                    if constexpr (TINY) {
+                        /* the sum at 2^24 and in 0..1 units, plus the bias (offset: 0 for ABS) */
+                        const float u = ABS ? fabsf(c[ch]) * (16777216.0f / 255.0f)
+                                            : fmaf(c[ch], 16777216.0f / 255.0f, offset);
+                        n[ch] = (uint32_t)__float_as_int(fmaf(__saturatef(u), 255.0f, TS_EXACT_1P5));
+                    } else {
+                        n[ch] = sm_round_bits(ABS ? fabsf(c[ch]) : c[ch]);
+                    }
+                }
                 if (inside) *(uint32_t *)(at + (h ? io.dp : 0)) = sm_pack(n);
                 else *(uint32_t *)(io.dst + (size_t)(y - io.dy0) * io.dp + (size_t)(x - io.dx0) * 4) = sm_pack(n);
             }
@@ -262,12 +284,13 @@ static void c2d_mma_launch(const conv_io &io, const c2d_mma_taps<N> &k, uint32_t
     K<<<sm_blocks<K>(tiles, smem), SM_THREADS, smem, s>>>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, tiles);
 }
 
-/* Version v's kernel (12 to 16; v15 is 5x5's, 3x3 runs v13's). */
+/* Version v's kernel (12 to 17; v15 is 5x5's, 3x3 runs v13's). */
 template <int N, bool ABS>
 static void c2d_mma_version(int v, const conv_io &io, const c2d_mma_taps<N> &k, uint32_t border_px, float offset,
                             int vec, int ax0, int ay0, int tiles_x, cudaStream_t s)
 {
     switch (v) {
+    case 17: return c2d_mma_launch<N, ABS, 17>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
     case 16: return c2d_mma_launch<N, ABS, 16>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
     case 15:
         if constexpr (N == 5) return c2d_mma_launch<N, ABS, 15>(io, k, border_px, offset, vec, ax0, ay0, tiles_x, s);
@@ -279,7 +302,7 @@ static void c2d_mma_version(int v, const conv_io &io, const c2d_mma_taps<N> &k, 
 }
 
 /* Run the kernel of N x N taps k (row by row) over io's region: LINEAR
- * (bias in 0..1 units) or ABS; v: the version whose kernel (12 to 16).
+ * (bias in 0..1 units) or ABS; v: the version whose kernel (12 to 17).
  * The caller has checked the conditions above (sum |k| <= 2, RGBA8, a
  * border conv_walk takes). */
 template <int N>
@@ -293,8 +316,9 @@ static ts_status c2d_mma_run(const conv_io &io, const float *taps, float bias, b
         sum += __half2float(__float2half_rn(k.k[i]));
     }
     /* the accumulator's start: the 1024 of every input taken out, and the
-     * bias (LINEAR) in byte units */
-    const float offset = (abs_mode ? 0.0f : bias * 255.0f) - 1024.0f * sum;
+     * bias (LINEAR) in byte units; v17: the bias in 0..1 units, added at
+     * the rounding */
+    const float offset = v == 17 ? (abs_mode ? 0.0f : bias) : (abs_mode ? 0.0f : bias * 255.0f) - 1024.0f * sum;
     /* tiles on the image's grid of 8 columns (which taps share a k16 step);
      * rows do not matter */
     const int ax0 = io.dx0 & ~7, ay0 = io.dy0;

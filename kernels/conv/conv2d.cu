@@ -60,6 +60,13 @@
  *       reference, not v12's bytes; slower than v13 (its extra products
  *       cost more issue slots than the tensor work saves:
  *       docs/PERFORMANCE.md), so not the default.
+ *   v16 v13 on tiles of 32 output rows, four blocks an SM where v13 fits
+ *       three. v12's bytes; slower than v13 (docs/PERFORMANCE.md).
+ *   v17 v13 with the planes holding byte * 2^-24 (separable v23's exact
+ *       small inputs): the accumulators start at zero and the bias joins
+ *       at the rounding, and the tile's conversion takes a mask and a
+ *       permute a word (c2d_mma.cuh). Within 1 of the reference, not
+ *       v12's bytes.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -106,6 +113,7 @@ static constexpr conv_version c2d_versions[] = {
     { "v14 v13 with two accumulator chains a channel pair (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 14 },
     { "v15 v13 on k8 products from planes shifted to the 12 pixels 5x5 reads (3x3: v13; else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 15 },
     { "v16 v13 on tiles of 32 rows, four blocks an SM (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 16 },
+    { "v17 v13 with exact small inputs, no offset (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 17 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */

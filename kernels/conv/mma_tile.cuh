@@ -103,14 +103,26 @@ static __device__ __forceinline__ void sm_halves(const uint32_t (&w)[4], uint4 &
     lo.w = __byte_perm(w[3], 0x64646464u, 0x4240u); hi.w = __byte_perm(w[3], 0x64646464u, 0x4341u);
 }
 
+/* The same as the exact small halves byte * 2^-24 (0x00XX, subnormal and
+ * exact; sm_row_products' TINY): a mask and a byte permute with zero, each
+ * with its constant in the instruction. */
+static __device__ __forceinline__ void sm_halves_tiny(const uint32_t (&w)[4], uint4 &lo, uint4 &hi)
+{
+    lo.x = w[0] & 0x00ff00ffu; hi.x = __byte_perm(w[0], 0u, 0x4341u);
+    lo.y = w[1] & 0x00ff00ffu; hi.y = __byte_perm(w[1], 0u, 0x4341u);
+    lo.z = w[2] & 0x00ff00ffu; hi.z = __byte_perm(w[2], 0u, 0x4341u);
+    lo.w = w[3] & 0x00ff00ffu; hi.w = __byte_perm(w[3], 0u, 0x4341u);
+}
+
 /* A raw tile (buf, SM_ROWS_IN rows) into the two half2 planes that
  * sm_plane_products reads: lane l of warp w converts chunk l of rows w,
  * w + SM_WARPS, ... Once per tile, where every input row is read by several
  * kernel rows (2-D v13). SHIFT = 2 (2-D v15): every word two columns to the
  * left (plane column c holds tile column c + 2, the tile's first two
  * columns dropped), in 8-byte stores since the shift is half a 16-byte
- * chunk. The caller puts a barrier before the planes are read. */
-template <int R, int SHIFT = 0, int ROWS = SM_ROWS_IN>
+ * chunk. TINY (2-D v17): the halves byte * 2^-24 (sm_halves_tiny). The
+ * caller puts a barrier before the planes are read. */
+template <int R, int SHIFT = 0, int ROWS = SM_ROWS_IN, bool TINY = false>
 static __device__ __forceinline__ void sm_convert(uint32_t (*planes)[ROWS][sm_shape<R>::PITCH],
                                                   const uint32_t (*buf)[sm_shape<R>::PITCH])
 {
@@ -124,7 +136,8 @@ static __device__ __forceinline__ void sm_convert(uint32_t (*planes)[ROWS][sm_sh
         const uint4 v = *(const uint4 *)&buf[r][4 * lane];
         const uint32_t w[4] = { v.x, v.y, v.z, v.w };
         uint4 lo, hi;
-        sm_halves(w, lo, hi);
+        if constexpr (TINY) sm_halves_tiny(w, lo, hi);
+        else sm_halves(w, lo, hi);
         if constexpr (SHIFT == 0) {
             *(uint4 *)&planes[0][r][4 * lane] = lo;
             *(uint4 *)&planes[1][r][4 * lane] = hi;

@@ -31,8 +31,13 @@
  *   v8  v7 for RGBA8 with the filtered texels returned as halves (half
  *       the bytes a fetch returns) and all of a thread's fetches issued
  *       before the first is used; other types and channel counts run v7
+ *   v9  bilinear on the texture path in v3's shape (a warp's fetch is 32
+ *       adjacent pixels of a row), 2 rows a thread with every fetch issued
+ *       before the first is used: v3's results; every other case runs v3
+ *   v10 v9 for RGBA8 with the texels returned as halves (v8's packing);
+ *       other types and channel counts run v9
  * Area and bicubic run one exact kernel (sample_filter) for v1-v4 and
- * v7-v8, and for v5-v6 on the global path or wherever a mipmap does not
+ * v7-v10, and for v5-v6 on the global path or wherever a mipmap does not
  * fit.
  *
  * v3 is the default: the fastest measured, or close to it, on every case
@@ -79,6 +84,8 @@ static const char *const sample_version_names[] = {
     "v6 mipmapped texture, anisotropic",
     "v7 texture bilinear, 4 adjacent px/thread, 16-byte stores, hoisted coordinates",
     "v8 v7 with RGBA8 fetched as halves, every fetch of a thread first",
+    "v9 v3's warp-wide fetches, 2 rows a thread, every fetch first",
+    "v10 v9 with RGBA8 fetched as halves",
 };
 
 /* Everything a kernel needs, passed by value. */
@@ -677,6 +684,62 @@ __global__ void __launch_bounds__(256) sample_v8(sample_args a, tex_src<uint8_t,
     }
 }
 
+/* v9, v10: bilinear on the texture path in v3's shape (a warp's fetch is
+ * 32 adjacent output pixels of one row, whose taps lie in two input rows
+ * of about 17 texels: the fewest cache sectors a fetch), each thread taking
+ * 4 pixels (32 apart) of RPT rows (8 apart) with every fetch issued before
+ * the first result is used, so a thread keeps RPT x 4 fetches in flight
+ * where v3 keeps 4. Each point and its rounding are v3's float operations,
+ * so v9's bytes are v3's. HALF (v10, RGBA8 only): the results come back as
+ * four halves and are packed as v8 packs them: other bytes than v3's,
+ * within the texture path's bound. */
+template <typename T, int C, int RPT, bool HALF>
+__global__ void __launch_bounds__(256) sample_v9(sample_args a, tex_src<T, C> s)
+{
+    typedef typename tex_types<T, C>::flt F;
+    static_assert(!HALF || (sizeof(T) == 1 && C == 4), "halves are RGBA8's");
+    const int x_first = blockIdx.x * 128 + threadIdx.x;
+    const float lo_x = (float)a.in_x0, lo_y = (float)a.in_y0;
+    const bool norm = s.norm_w != 1.0f || s.norm_h != 1.0f;
+    float X[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) X[k] = ts_exact_centre(a.out_x0 + x_first + 32 * k);
+    F f[HALF ? 1 : RPT][4];
+    uint2 hf[HALF ? RPT : 1][4];
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        const int y = min((blockIdx.y * RPT + i) * 8 + threadIdx.y, a.out_h - 1);
+        const float Y = add_rn((float)(a.out_y0 + y), 0.5f);
+        const float ty = mul_rn(a.inv[1], Y), ty2 = mul_rn(a.inv[4], Y);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            float u = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[0], X[k]), ty), a.inv[2])), lo_x);
+            float v = sub_rn(ts_coord_clamp(add_rn(add_rn(mul_rn(a.inv[3], X[k]), ty2), a.inv[5])), lo_y);
+            if (norm) { u = __fdiv_rn(u, s.norm_w); v = __fdiv_rn(v, s.norm_h); }
+            if constexpr (HALF) hf[i][k] = tex_fetch_half4(s.tex, u, v);
+            else f[i][k] = tex2D<F>(s.tex, u, v);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        const int y = (blockIdx.y * RPT + i) * 8 + threadIdx.y;
+        if (y >= a.out_h) break;
+        unsigned char *drow = a.dst + (size_t)y * a.dst_pitch;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            if (x_first + 32 * k >= a.out_w) continue;
+            if constexpr (HALF) {
+                *(uint32_t *)(drow + (size_t)(x_first + 32 * k) * 4) = half4_pixel(hf[i][k]);
+            } else {
+                px<C> out;
+#pragma unroll
+                for (int c = 0; c < C; c++) out.v[c] = mul_rn(comp(f[i][k], c), tsk_px<T>::maxv());
+                store_packed<T, C, false>(drow, x_first + 32 * k, out);
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------ filtered
  * AREA and BICUBIC (tsk.h): per axis n taps from floor(p - r) + 1, each
  * weighed by the filter at its distance from p, rows summed first, then
@@ -1190,6 +1253,17 @@ static void launch_v8(const sample_args &a, const tex_src<T, C> &s, cudaStream_t
     }
 }
 
+enum { V9_RPT = 2 };  /* rows per thread of v9 and v10 */
+
+/* v9 (HALF: v10, which launches only for RGBA8; other types run v9) */
+template <typename T, int C, bool HALF>
+static void launch_v9(const sample_args &a, const tex_src<T, C> &s, cudaStream_t st)
+{
+    dim3 grid((unsigned)ceil_div(a.out_w, 128), grid_rows(ceil_div(a.out_h, 8 * V9_RPT)));
+    if constexpr (HALF && sizeof(T) == 1 && C == 4) sample_v9<T, C, V9_RPT, true><<<grid, dim3(32, 8), 0, st>>>(a, s);
+    else sample_v9<T, C, V9_RPT, false><<<grid, dim3(32, 8), 0, st>>>(a, s);
+}
+
 template <typename T, int C, class S>
 static void launch_filter_kernel(const sample_args &a, const filter_args &f, const S &s, cudaStream_t st)
 {
@@ -1254,6 +1328,9 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
     if (version == 8 && !(sizeof(T) == 1 && C == 4)) version = 7;
     const int v7_rows = (version == 7 || version == 8) && a.out_h <= 65535 * 8 * V7_RPT;
     if ((version == 7 || version == 8) && (op->u.sample.interp != TSK_BILINEAR || !v7_rows)) version = 3;
+    /* v9 and v10 likewise (v10 on other than RGBA8 runs v9) */
+    if ((version == 9 || version == 10) && (op->u.sample.interp != TSK_BILINEAR || a.out_h > 65535 * 8 * V9_RPT))
+        version = 3;
     if constexpr (C != 3) {
         tex_plan tp = path == TS_PATH_TEXTURE ? plan_texture(op, src) : tex_plan{ 0, 0, 0, cudaAddressModeClamp, 0.0f };
         if (tp.use) {
@@ -1270,7 +1347,9 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
             else if (version == 3) launch_v3<T, C, 4>(a, ts, st);
             else if (version == 7 && tp.linear) launch_v7<T, C>(a, ts, st);
             else if (version == 8 && tp.linear) launch_v8(a, ts, st);
-            else if (version == 7 || version == 8) launch_v3<T, C, 4>(a, ts, st);
+            else if (version == 9 && tp.linear) launch_v9<T, C, false>(a, ts, st);
+            else if (version == 10 && tp.linear) launch_v9<T, C, true>(a, ts, st);
+            else if (version >= 7) launch_v3<T, C, 4>(a, ts, st);
             else launch_v3<T, C, 8>(a, ts, st);
             s0 = TSK_LAUNCH_CHECK("sample (texture)", err);
             if (s0 != TS_OK) {
@@ -1282,7 +1361,7 @@ static ts_status launch_typed(const tsk_op *op, const ts_view *src, const sample
     }
     if (version == 1) launch_v1<T, C>(a, global_src<T, C, LOAD_PLAIN>{ a.src, a.src_pitch }, st);
     else if (version == 2) launch_v2<T, C>(a, global_src<T, C, LOAD_LDG>{ a.src, a.src_pitch }, st);
-    else if (version == 3 || version == 7 || version == 8)
+    else if (version == 3 || version >= 7)
         launch_v3<T, C, 4>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
     else launch_v3<T, C, 8>(a, global_src<T, C, LOAD_PIXEL>{ a.src, a.src_pitch }, st);
     return TSK_LAUNCH_CHECK("sample", err);
