@@ -223,20 +223,53 @@ static void bench_conv2d(ts_bench *b)
     free(op);
 }
 
-static void bench_resize(ts_bench *b, const char *name, double scale)
+/* A resize by scale (both axes), bilinear or nearest, replicate border. */
+static void resize_op(tsk_op *op, const ts_bench *b, double scale, tsk_interp interp)
 {
-    int ow = (int)(b->io.w * scale), oh = (int)(b->io.h * scale);
-    tsk_op *op = calloc(1, sizeof *op);
-    if (!op) return;
     op->kind = TSK_SAMPLE;
     op->u.sample.inv[0] = (float)(1.0 / scale);
     op->u.sample.inv[4] = (float)(1.0 / scale);
-    op->u.sample.out_w = ow;
-    op->u.sample.out_h = oh;
-    op->u.sample.interp = TSK_BILINEAR;
+    op->u.sample.out_w = (int)(b->io.w * scale);
+    op->u.sample.out_h = (int)(b->io.h * scale);
+    op->u.sample.interp = interp;
     op->u.sample.border = TS_BORDER_REPLICATE;
-    bench_family(b, name, op, ow, oh);
+}
+
+static void bench_resize(ts_bench *b, const char *name, double scale)
+{
+    tsk_op *op = calloc(1, sizeof *op);
+    if (!op) return;
+    resize_op(op, b, scale, TSK_BILINEAR);
+    bench_family(b, name, op, op->u.sample.out_w, op->u.sample.out_h);
     free(op);
+}
+
+/* The same resize with nearest sampling, the default version on the global
+ * path: one load and one store a pixel, nothing sampled, so it moves the
+ * bilinear lines' bytes with the least work a kernel can do for them. The
+ * bilinear lines' time against this one says how much of theirs is the
+ * sampling and how much the traffic. */
+static void bench_resize_nearest(ts_bench *b, const char *name, double scale)
+{
+    op_run *r;
+    char variant[96];
+    if (!ts_bench_wants(b, name)) return;
+    r = calloc(1, sizeof *r);
+    if (!r) {
+        ts_bench_fail(b, name, "nearest", "out of memory");
+        return;
+    }
+    resize_op(&r->op, b, scale, TSK_NEAREST);
+    r->src = bench_view(b->io.in[0], b->io.in_pitch, b->io.w, b->io.h);
+    r->dst = bench_view(b->io.out, b->io.out_pitch, r->op.u.sample.out_w, r->op.u.sample.out_h);
+    r->l.version = tsk_default_version(TSK_SAMPLE);
+    r->l.path = TS_PATH_GLOBAL;
+    r->l.slot = 0;
+    snprintf(variant, sizeof variant, "nearest, %s global: the same bytes, nothing sampled",
+             tsk_version_name(TSK_SAMPLE, r->l.version));
+    ts_bench_line(b, name, variant, 4.0 * b->io.w * b->io.h + 4.0 * r->op.u.sample.out_w * r->op.u.sample.out_h,
+                  (double)r->op.u.sample.out_w * r->op.u.sample.out_h, launch_op, r);
+    free(r);
 }
 
 /* A sepia-like colour matrix: every coefficient in use. */
@@ -425,6 +458,7 @@ static void bench_all_lines(ts_bench *b)
     bench_separable(b, "gauss15", 15, 2.5);
     bench_conv2d(b);
     bench_resize(b, "resize-up", 2.0);
+    bench_resize_nearest(b, "resize-up", 2.0);
     bench_resize(b, "resize-down", 0.5);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 0, 0);
     bench_chain(b, "gauss=sigma=2,matrix=sepia,transpose", 1, 0);
