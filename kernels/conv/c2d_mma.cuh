@@ -57,8 +57,8 @@
  * half the work a kernel row and pair where v13 has 4 of the whole, 30 A
  * registers where v13 holds 40, and 6 ldmatrix matrices where v13 reads 8.
  * Other float roundings than v12's: within 1 of the reference. 3x3 runs
- * v13's kernel. Slower than v13, which is bound by its instructions, not by
- * the tensor pipe or the ldmatrix bytes (docs/PERFORMANCE.md).
+ * v13's kernel. Slower than v13: its extra instructions cost more than the
+ * ldmatrix bytes it saves (docs/PERFORMANCE.md).
  *
  * v16: v13 on tiles of 32 output rows from 40 input rows. v13's profile
  * shows one eligible warp a scheduler, its warps waiting on the products'
@@ -69,17 +69,18 @@
  * products in the same order: v13's bytes. Slower than v13: the warps it
  * adds do not pay for the smaller tile (docs/PERFORMANCE.md).
  *
- * v17: v13 with separable v23's exact small inputs. v13's SASS spends, a
- * warp and block of 8 x 8 outputs, 8 instructions putting the offset
- * (-1024 times the taps' sum) into the accumulators before the first
- * product, and its tile conversion rebuilds the byte permutes' selectors in
- * registers (a permute's one constant slot holds the 0x64 fill). v17's
- * planes hold byte * 2^-24 (0x00XX: subnormal halves, exact; a mask and a
- * permute with zero, constants in the instructions), so the products
- * are the taps times the bytes at 2^-24, the accumulators start at zero
- * (the zero register) and the bias joins at the rounding: one fma with
- * .SAT, c * (2^24 / 255) + bias, where v13 has a multiply with .SAT. Other
- * float roundings than v13's: within 1 of the reference. */
+ * v17: v13 with separable v23's exact small inputs, for fewer
+ * instructions a pixel. v13 copies the offset (-1024 times the taps' sum)
+ * into the accumulators before each block of 8 rows, and its tile
+ * conversion rebuilds the byte permutes' selectors in registers (a
+ * permute's one constant slot holds the 0x64 fill). v17's planes hold
+ * byte * 2^-24 (0x00XX: subnormal halves, exact; a mask and a permute with
+ * zero, constants in the instructions), so the products are the taps times
+ * the bytes at 2^-24, the accumulators start at zero (the zero register)
+ * and the bias joins at the rounding: one fma with .SAT, c * (2^24 / 255)
+ * + bias, where v13 has a multiply with .SAT. Other float roundings than
+ * v13's: within 1 of the reference. No faster than v13: the instructions
+ * are not what holds it (docs/PERFORMANCE.md). */
 
 #include "mma_tile.cuh"
 

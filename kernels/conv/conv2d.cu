@@ -66,7 +66,8 @@
  *       small inputs): the accumulators start at zero and the bias joins
  *       at the rounding, and the tile's conversion takes a mask and a
  *       permute a word (c2d_mma.cuh). Within 1 of the reference, not
- *       v12's bytes.
+ *       v12's bytes; fewer instructions and no faster than v13
+ *       (docs/PERFORMANCE.md), so not the default.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,

@@ -103,9 +103,9 @@ static __device__ __forceinline__ void sm_halves(const uint32_t (&w)[4], uint4 &
     lo.w = __byte_perm(w[3], 0x64646464u, 0x4240u); hi.w = __byte_perm(w[3], 0x64646464u, 0x4341u);
 }
 
-/* The same as the exact small halves byte * 2^-24 (0x00XX, subnormal and
- * exact; sm_row_products' TINY): a mask and a byte permute with zero, each
- * with its constant in the instruction. */
+/* sm_halves' words as the exact small halves byte * 2^-24 (0x00XX,
+ * subnormal and exact; sm_row_products' TINY): a mask and a byte permute
+ * with zero, each with its constant in the instruction. */
 static __device__ __forceinline__ void sm_halves_tiny(const uint32_t (&w)[4], uint4 &lo, uint4 &hi)
 {
     lo.x = w[0] & 0x00ff00ffu; hi.x = __byte_perm(w[0], 0u, 0x4341u);
