@@ -18,16 +18,22 @@
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
 const int W = 7680, H = 4320, OW = 2 * W, OH = 2 * H;
 
-// P1: v3's shape, nearest: thread (x in 32-lane rows, 4 px 32 apart), one output row, 4-byte loads and stores
-__global__ void p1(const uint32_t *in, uint32_t *out) {
-    int x0 = blockIdx.x * 128 + threadIdx.x, y = blockIdx.y * 8 + threadIdx.y;
-    if (y >= OH) return;
+// A store, plain or streaming (st.global.cs)
+template <bool CS, typename V> __device__ __forceinline__ void put(V *p, V v) { if constexpr (CS) __stcs(p, v); else *p = v; }
+
+// v3's shape, nearest: 4 pixels 32 apart of output row y from x0, 4-byte loads and stores
+template <bool CS> __device__ __forceinline__ void row_px(const uint32_t *in, uint32_t *out, int x0, int y) {
     const uint32_t *ir = in + (size_t)(y >> 1) * W; uint32_t *orow = out + (size_t)y * OW;
     uint32_t v[4];
 #pragma unroll
     for (int k = 0; k < 4; k++) v[k] = __ldg(ir + ((x0 + 32 * k) >> 1));
 #pragma unroll
-    for (int k = 0; k < 4; k++) orow[x0 + 32 * k] = v[k];
+    for (int k = 0; k < 4; k++) put<CS>(orow + x0 + 32 * k, v[k]);
+}
+// P1 (CS: P5, streaming stores): v3's shape in 32x8 blocks
+template <bool CS> __global__ void p1(const uint32_t *in, uint32_t *out) {
+    int x0 = blockIdx.x * 128 + threadIdx.x, y = blockIdx.y * 8 + threadIdx.y;
+    if (y < OH) row_px<CS>(in, out, x0, y);
 }
 // P2: write only, v3's shape
 __global__ void p2(uint32_t *out) {
@@ -37,46 +43,19 @@ __global__ void p2(uint32_t *out) {
 #pragma unroll
     for (int k = 0; k < 4; k++) orow[x0 + 32 * k] = x0 + k;
 }
-// P3: thread reads 4 input px (16 B), writes 2 rows x 8 px (4 x 16-byte stores)
-__global__ void p3(const uint4 *in, uint4 *out) {
+// P3 (CS: P4, streaming stores): thread reads 4 input px (16 B), writes 2 rows x 8 px (4 x 16-byte stores)
+template <bool CS> __global__ void p3(const uint4 *in, uint4 *out) {
     int xi = blockIdx.x * 32 + threadIdx.x, yi = blockIdx.y * 8 + threadIdx.y;   // input chunk of 4 px
     if (xi >= W / 4 || yi >= H) return;
     uint4 v = __ldg(in + (size_t)yi * (W / 4) + xi);
     uint4 a = make_uint4(v.x, v.x, v.y, v.y), b = make_uint4(v.z, v.z, v.w, v.w);
     uint4 *o0 = out + (size_t)(2 * yi) * (OW / 4) + 2 * xi, *o1 = o0 + OW / 4;
-    o0[0] = a; o0[1] = b; o1[0] = a; o1[1] = b;
+    put<CS>(o0, a); put<CS>(o0 + 1, b); put<CS>(o1, a); put<CS>(o1 + 1, b);
 }
-// P4: P3 with streaming stores (st.global.cs)
-__global__ void p4(const uint4 *in, uint4 *out) {
-    int xi = blockIdx.x * 32 + threadIdx.x, yi = blockIdx.y * 8 + threadIdx.y;
-    if (xi >= W / 4 || yi >= H) return;
-    uint4 v = __ldg(in + (size_t)yi * (W / 4) + xi);
-    uint4 a = make_uint4(v.x, v.x, v.y, v.y), b = make_uint4(v.z, v.z, v.w, v.w);
-    uint4 *o0 = out + (size_t)(2 * yi) * (OW / 4) + 2 * xi, *o1 = o0 + OW / 4;
-    __stcs(o0, a); __stcs(o0 + 1, b); __stcs(o1, a); __stcs(o1 + 1, b);
-}
-// P5: P1 with streaming stores
-__global__ void p5(const uint32_t *in, uint32_t *out) {
-    int x0 = blockIdx.x * 128 + threadIdx.x, y = blockIdx.y * 8 + threadIdx.y;
-    if (y >= OH) return;
-    const uint32_t *ir = in + (size_t)(y >> 1) * W; uint32_t *orow = out + (size_t)y * OW;
-    uint32_t v[4];
-#pragma unroll
-    for (int k = 0; k < 4; k++) v[k] = __ldg(ir + ((x0 + 32 * k) >> 1));
-#pragma unroll
-    for (int k = 0; k < 4; k++) __stcs(orow + x0 + 32 * k, v[k]);
-}
-// P6: one wave of blocks walking rows of the output in raster order (grid-stride over 32x8 tiles of 128 px)
+// P6: one wave of blocks walking the output's 32x8 tiles of 128 px in raster order
 __global__ void p6(const uint32_t *in, uint32_t *out, int tiles_x, int tiles) {
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-        int x0 = (t % tiles_x) * 128 + threadIdx.x, y = (t / tiles_x) * 8 + threadIdx.y;
-        const uint32_t *ir = in + (size_t)(y >> 1) * W; uint32_t *orow = out + (size_t)y * OW;
-        uint32_t v[4];
-#pragma unroll
-        for (int k = 0; k < 4; k++) v[k] = __ldg(ir + ((x0 + 32 * k) >> 1));
-#pragma unroll
-        for (int k = 0; k < 4; k++) orow[x0 + 32 * k] = v[k];
-    }
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x)
+        row_px<false>(in, out, (t % tiles_x) * 128 + threadIdx.x, (t / tiles_x) * 8 + threadIdx.y);
 }
 int main() {
     size_t ib = (size_t)W * H * 4, ob = (size_t)OW * OH * 4;
@@ -96,10 +75,10 @@ int main() {
     run("copy 127 MB (cudaMemcpy D2D)", 2.0 * ib, [&] { cudaMemcpyAsync(c2, in, ib, cudaMemcpyDeviceToDevice); });
     run("memset 506 MB", ob, [&] { cudaMemsetAsync(out, 1, ob); });
     run("P2 write only, 4-byte stores, v3's shape", ob, [&] { p2<<<dim3(OW / 128, OH / 8), b>>>((uint32_t *)out); });
-    run("P1 nearest 2x up, v3's shape, 4-byte loads and stores", ib + ob, [&] { p1<<<dim3(OW / 128, OH / 8), b>>>((const uint32_t *)in, (uint32_t *)out); });
-    run("P5 P1 with streaming stores", ib + ob, [&] { p5<<<dim3(OW / 128, OH / 8), b>>>((const uint32_t *)in, (uint32_t *)out); });
-    run("P3 nearest 2x up, 16-byte load, 2 rows x 2 16-byte stores", ib + ob, [&] { p3<<<dim3(W / 4 / 32, H / 8), b>>>((const uint4 *)in, (uint4 *)out); });
-    run("P4 P3 with streaming stores", ib + ob, [&] { p4<<<dim3(W / 4 / 32, H / 8), b>>>((const uint4 *)in, (uint4 *)out); });
+    run("P1 nearest 2x up, v3's shape, 4-byte loads and stores", ib + ob, [&] { p1<false><<<dim3(OW / 128, OH / 8), b>>>((const uint32_t *)in, (uint32_t *)out); });
+    run("P5 P1 with streaming stores", ib + ob, [&] { p1<true><<<dim3(OW / 128, OH / 8), b>>>((const uint32_t *)in, (uint32_t *)out); });
+    run("P3 nearest 2x up, 16-byte load, 2 rows x 2 16-byte stores", ib + ob, [&] { p3<false><<<dim3(W / 4 / 32, H / 8), b>>>((const uint4 *)in, (uint4 *)out); });
+    run("P4 P3 with streaming stores", ib + ob, [&] { p3<true><<<dim3(W / 4 / 32, H / 8), b>>>((const uint4 *)in, (uint4 *)out); });
     int tx = OW / 128, tiles = tx * (OH / 8);
     for (int bps : {4, 8})
         run(bps == 4 ? "P6 P1 in one wave (4 blocks an SM), raster order" : "P6 P1 in one wave (8 blocks an SM), raster order", ib + ob,
