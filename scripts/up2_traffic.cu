@@ -5,9 +5,11 @@
  * with nothing sampled, in several write patterns: tilestream's v3 shape
  * (4-byte stores, 4 pixels a thread 32 apart, one row), 16-byte stores of
  * two rows a thread, streaming stores, and one wave of blocks walking the
- * output in raster order. If one of them runs well under the bilinear
- * texture kernel's time, the write pattern is the lever for resize's
- * texture path (docs/PERFORMANCE.md, "Resampling").
+ * output in raster order; and a 2x up through a texture object (bilinear,
+ * and point-sampled) in v3's shape with the least arithmetic. If one of
+ * them runs well under the bilinear texture kernel's time, the write
+ * pattern or the arithmetic is the lever for resize's texture path
+ * (docs/PERFORMANCE.md, "Resampling").
  *
  * Build and run on the GPU machine (no tilestream code needed):
  *   nvcc -O3 -arch=sm_90 -std=c++17 -o up2_traffic scripts/up2_traffic.cu && ./up2_traffic
@@ -57,6 +59,42 @@ __global__ void p6(const uint32_t *in, uint32_t *out, int tiles_x, int tiles) {
     for (int t = blockIdx.x; t < tiles; t += gridDim.x)
         row_px<false>(in, out, (t % tiles_x) * 128 + threadIdx.x, (t / tiles_x) * 8 + threadIdx.y);
 }
+// P7 (FILTER) and P8 (point): a 2x up through a texture object in v3's shape with the least arithmetic:
+// bilinear at ((x + 0.5) / 2, (y + 0.5) / 2) as floats rounded to bytes, or the texel itself
+template <bool FILTER> __global__ void p7(cudaTextureObject_t tex, uint32_t *out) {
+    int x0 = blockIdx.x * 128 + threadIdx.x, y = blockIdx.y * 8 + threadIdx.y;
+    if (y >= OH) return;
+    uint32_t *orow = out + (size_t)y * OW;
+    const float v = (y + 0.5f) * 0.5f;
+    uint32_t r[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const float u = (x0 + 32 * k + 0.5f) * 0.5f;
+        if constexpr (FILTER) {
+            const float4 f = tex2D<float4>(tex, u, v);
+            r[k] = __byte_perm(__byte_perm(__float2uint_rn(f.x * 255.0f), __float2uint_rn(f.y * 255.0f), 0x0040),
+                               __byte_perm(__float2uint_rn(f.z * 255.0f), __float2uint_rn(f.w * 255.0f), 0x0040), 0x5410);
+        } else {
+            const uchar4 c = tex2D<uchar4>(tex, u, v);
+            r[k] = *(const uint32_t *)&c;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) orow[x0 + 32 * k] = r[k];
+}
+static cudaTextureObject_t make_tex(void *in, bool filter) {
+    cudaResourceDesc rd = {};
+    rd.resType = cudaResourceTypePitch2D;
+    rd.res.pitch2D.devPtr = in; rd.res.pitch2D.desc = cudaCreateChannelDesc<uchar4>();
+    rd.res.pitch2D.width = W; rd.res.pitch2D.height = H; rd.res.pitch2D.pitchInBytes = (size_t)W * 4;
+    cudaTextureDesc td = {};
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = filter ? cudaFilterModeLinear : cudaFilterModePoint;
+    td.readMode = filter ? cudaReadModeNormalizedFloat : cudaReadModeElementType;
+    cudaTextureObject_t t = 0;
+    cudaCreateTextureObject(&t, &rd, &td, nullptr);
+    return t;
+}
 int main() {
     size_t ib = (size_t)W * H * 4, ob = (size_t)OW * OH * 4;
     void *in, *out, *c2;
@@ -79,6 +117,9 @@ int main() {
     run("P5 P1 with streaming stores", ib + ob, [&] { p1<true><<<dim3(OW / 128, OH / 8), b>>>((const uint32_t *)in, (uint32_t *)out); });
     run("P3 nearest 2x up, 16-byte load, 2 rows x 2 16-byte stores", ib + ob, [&] { p3<false><<<dim3(W / 4 / 32, H / 8), b>>>((const uint4 *)in, (uint4 *)out); });
     run("P4 P3 with streaming stores", ib + ob, [&] { p3<true><<<dim3(W / 4 / 32, H / 8), b>>>((const uint4 *)in, (uint4 *)out); });
+    cudaTextureObject_t tl = make_tex(in, true), tp = make_tex(in, false);
+    run("P7 bilinear 2x up through a texture, v3's shape, least arithmetic", ib + ob, [&] { p7<true><<<dim3(OW / 128, OH / 8), b>>>(tl, (uint32_t *)out); });
+    run("P8 P7 point-sampled (the texel, uchar4)", ib + ob, [&] { p7<false><<<dim3(OW / 128, OH / 8), b>>>(tp, (uint32_t *)out); });
     int tx = OW / 128, tiles = tx * (OH / 8);
     for (int bps : {4, 8})
         run(bps == 4 ? "P6 P1 in one wave (4 blocks an SM), raster order" : "P6 P1 in one wave (8 blocks an SM), raster order", ib + ob,

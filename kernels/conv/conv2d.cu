@@ -68,6 +68,11 @@
  *       permute a word (c2d_mma.cuh). Within 1 of the reference, not
  *       v12's bytes; fewer instructions and no faster than v13
  *       (docs/PERFORMANCE.md), so not the default.
+ *   v18 8-bit integer tensor cores (c2d_imma.cuh): the bytes of the raw
+ *       tile are the operands (no conversion), 8 whole pixels a k32 step
+ *       for 4 outputs, the taps as two signed bytes each (hi * 256 + lo,
+ *       in units as fine as the sums' range allows), exact integer sums.
+ *       A third of v13's shared-memory reads. Within 1 of the reference.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -115,6 +120,10 @@ static constexpr conv_version c2d_versions[] = {
     { "v15 v13 on k8 products from planes shifted to the 12 pixels 5x5 reads (3x3: v13; else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 15 },
     { "v16 v13 on tiles of 32 rows, four blocks an SM (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 16 },
     { "v17 v13 with exact small inputs, no offset (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 17 },
+    { "v18 8-bit integer tensor cores from the raw tile, taps in two byte parts (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 18 },
+    { "v19 v18 with the next row block's reads before the rounding (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 19 },
+    { "v20 v19 on tiles of 56 rows (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 20 },
+    { "v21 v19 with its outputs on the image's grid (8-byte tile copies) (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 21 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -423,6 +432,7 @@ static ts_status c2d_warp_of(const c2d_args &a, const tsk_op *op, uint32_t borde
 }
 
 #include "c2d_mma.cuh"
+#include "c2d_imma.cuh"
 
 /* Whether v12 takes the op (conv_walk has let through RGBA8 without alpha
  * pass-through): LINEAR or ABS, N x N for N = 3 or 5, taps whose absolute
@@ -446,6 +456,10 @@ static ts_status c2d_warp_version(const c2d_args &a, const tsk_op *op, uint32_t 
         *done = 1;
         const bool abs_mode = a.mode == TSK_CONV_ABS;
         const int kernel = v.c2d ? v.c2d : 12;
+        if (kernel >= 18) {
+            if (a.kw == 3) return c2d_imma_run<3>(a.io, op->u.conv2d.k, a.bias, abs_mode, kernel, border_px, s, err);
+            return c2d_imma_run<5>(a.io, op->u.conv2d.k, a.bias, abs_mode, kernel, border_px, s, err);
+        }
         if (a.kw == 3) return c2d_mma_run<3>(a.io, op->u.conv2d.k, a.bias, abs_mode, kernel, border_px, s, err);
         return c2d_mma_run<5>(a.io, op->u.conv2d.k, a.bias, abs_mode, kernel, border_px, s, err);
     }

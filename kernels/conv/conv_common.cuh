@@ -930,7 +930,8 @@ struct conv_version {
     int c2d;     /* 2-D, with mma: the tensor-core kernel of that version (0: v12's; 13: the tile converted
                   * once into half2 planes; 14: that with two accumulator chains a channel pair;
                   * 15: k8 products from shifted planes at 5x5; 16: v13 on tiles of 32 rows, four
-                  * blocks an SM; 17: v13 on exact small inputs, no offset) */
+                  * blocks an SM; 17: v13 on exact small inputs, no offset; 18: 8-bit integer
+                  * products from the raw tile) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

@@ -247,6 +247,13 @@ static __device__ __forceinline__ void sr_cp16(uint32_t *dst, const void *src)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
 
+/* Two pixels, 8 bytes (both addresses 8-byte aligned). */
+static __device__ __forceinline__ void sr_cp8(uint32_t *dst, const void *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
+}
+
 /* One pixel, 4 bytes (both addresses 4-byte aligned, as every RGBA8 pixel is). */
 static __device__ __forceinline__ void sr_cp4(uint32_t *dst, const void *src)
 {
@@ -268,10 +275,13 @@ static __device__ __forceinline__ void sr_wait_all_but_last() { asm volatile("cp
  * its loads before the barrier: 16 bytes where a chunk is whole, else a
  * pixel at a time, the pixels not copied (a constant border, or nothing
  * any output needs) stored now. */
-template <int R, int ROWS, bool ASYNC>
+template <int R, int ROWS, bool ASYNC, int LEFT = sm_shape<R>::R4>
 static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t border_px, int vec, int tx0, int ty0,
                                                uint32_t (*buf)[sm_shape<R>::PITCH])
 {
+    /* LEFT = 2 (2-D v21): the chunks start 8 bytes past a 16-byte boundary */
+    constexpr bool HALVES = LEFT % 4 != 0;
+    static_assert(LEFT % 2 == 0, "chunks on 8 bytes at least");
     using S = sm_shape<R>;
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     if (lane >= S::CHUNKS) return;
@@ -281,11 +291,19 @@ static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t borde
         ty0 + ROWS <= min(io.fh, ny1)) {
         const unsigned char *p = io.src + (ptrdiff_t)(ty0 + warp - io.sy0) * (ptrdiff_t)io.sp + (ptrdiff_t)(gx - io.sx0) * 4;
 #pragma unroll
-        for (int i = 0; i < ROWS / SM_WARPS; i++)
-            sr_cp16(&buf[warp + SM_WARPS * i][4 * lane], p + (ptrdiff_t)(SM_WARPS * i) * (ptrdiff_t)io.sp);
+        for (int i = 0; i < ROWS / SM_WARPS; i++) {
+            uint32_t *dst = &buf[warp + SM_WARPS * i][4 * lane];
+            const unsigned char *src = p + (ptrdiff_t)(SM_WARPS * i) * (ptrdiff_t)io.sp;
+            if constexpr (HALVES) {
+                sr_cp8(dst, src);
+                sr_cp8(dst + 2, src + 8);
+            } else {
+                sr_cp16(dst, src);
+            }
+        }
         return;
     }
-    const bool whole = vec && gx >= 0 && gx >= nx0 && gx + 4 <= io.fw && gx + 4 <= nx1;
+    const bool whole = !HALVES && vec && gx >= 0 && gx >= nx0 && gx + 4 <= io.fw && gx + 4 <= nx1;
     int cols[4];
 #pragma unroll
     for (int p = 0; p < 4; p++) cols[p] = gx + p >= nx0 && gx + p < nx1 ? cw_col(io, gx + p, true) : -2;
@@ -338,22 +356,22 @@ struct sm_walk {
 
 /* The walk of raw tiles that the tensor-core kernels share (v15's): the
  * input of a tile of SM_TW x TH outputs (its ROWS rows start R above it,
- * its columns R4 left) is copied by cp.async into buffer it & 1 (rows
+ * its columns LEFT left: R4, or 2 for 2-D v21) is copied by cp.async into buffer it & 1 (rows
  * it * ROWS on of raw) while the tile before is summed from the other.
  * sm_walk_first fills buffer 0 for the block's first tile; the caller then
  * makes its fragments (the copy in flight meanwhile), and sm_walk_tiles
  * calls body(buffer, X0, Y0) for each tile once its input is in, X0, Y0
  * its first output column and row. ASYNC: as sr_fill's. */
-template <int R, int TH, int ROWS, bool ASYNC>
+template <int R, int TH, int ROWS, bool ASYNC, int LEFT = sm_shape<R>::R4>
 static __device__ __forceinline__ void sm_walk_first(const conv_io &io, uint32_t border_px, int vec, int ax0, int ay0,
                                                      const sm_walk &w, uint32_t (*raw)[sm_shape<R>::PITCH])
 {
     static_assert(TH + 2 * R <= ROWS && ROWS % SM_WARPS == 0, "a tile's input rows");
-    sr_fill<R, ROWS, ASYNC>(io, border_px, vec, ax0 + w.tx * SM_TW - sm_shape<R>::R4, ay0 + w.ty * TH - R, raw);
+    sr_fill<R, ROWS, ASYNC, LEFT>(io, border_px, vec, ax0 + w.tx * SM_TW - LEFT, ay0 + w.ty * TH - R, raw);
     sr_commit();
 }
 
-template <int R, int TH, int ROWS, bool ASYNC, typename Body>
+template <int R, int TH, int ROWS, bool ASYNC, int LEFT = sm_shape<R>::R4, typename Body>
 static __device__ __forceinline__ void sm_walk_tiles(const conv_io &io, uint32_t border_px, int vec, int ax0, int ay0,
                                                      sm_walk &w, uint32_t (*raw)[sm_shape<R>::PITCH], Body body)
 {
@@ -361,8 +379,8 @@ static __device__ __forceinline__ void sm_walk_tiles(const conv_io &io, uint32_t
         /* every warp is done with the other buffer (the last tile's) */
         __syncthreads();
         if (w.has_next())
-            sr_fill<R, ROWS, ASYNC>(io, border_px, vec, ax0 + w.next_x() * SM_TW - sm_shape<R>::R4,
-                             ay0 + w.next_y() * TH - R, raw + (it ^ 1) * ROWS);
+            sr_fill<R, ROWS, ASYNC, LEFT>(io, border_px, vec, ax0 + w.next_x() * SM_TW - LEFT,
+                                          ay0 + w.next_y() * TH - R, raw + (it ^ 1) * ROWS);
         sr_commit();
         sr_wait_all_but_last();
         __syncthreads();
