@@ -102,7 +102,8 @@ static __device__ __forceinline__ void ci_load(uint32_t (&b)[4 * LOADS], const u
 /* V: 18, 19 (the next row block's fragments loaded before this one's
  * rounding and stores), 20 (19 on tiles of 56 rows), 21 (19 with the
  * tile's copy from two pixels left of its outputs, so that the outputs
- * sit on the image's grid: a row's stores fill whole 32-byte sectors) */
+ * sit on the image's grid: a row's stores fill whole 32-byte sectors),
+ * 22 (18 with 21's tile copy: its outputs on the grid) */
 template <int N, bool ABS, int V>
 __global__ void __launch_bounds__(SM_THREADS, 3)
     c2d_imma(conv_io io, c2d_imma_taps<N> k, uint32_t border_px, float scale, float offset, int vec, int ax0, int ay0,
@@ -110,9 +111,9 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int R = N / 2, TH = ci_tile<V>::TH, ROWS = ci_tile<V>::ROWS;
-    constexpr bool PIPE = V >= 19;
+    constexpr bool PIPE = V >= 19 && V <= 21;
     /* the tile's first column, left of its first output; the outputs' shift left of the grid */
-    constexpr int LEFT = V == 21 ? 2 : 4, SHIFT = LEFT - 2;
+    constexpr int LEFT = V >= 21 ? 2 : 4, SHIFT = LEFT - 2;
     /* ldmatrix matrices a row block: three 4-pixel chunks for each kernel row, in x4 loads */
     constexpr int MATS = 3 * N, LOADS = (MATS + 3) / 4;
     using S = sm_shape<R>;
@@ -261,10 +262,11 @@ static ts_status c2d_imma_run(const conv_io &io, const float *taps, float bias, 
      * left of it (the windows' 16-byte rows): one more column of tiles
      * where the region's last two columns need it */
     const int ax0 = io.dx0 & ~7, ay0 = io.dy0;
-    const int shift = v == 21 ? 0 : 2;
+    const int shift = v >= 21 ? 0 : 2;
     const int tiles_x = (io.dx0 + io.dw - (ax0 - shift) + SM_TW - 1) / SM_TW;
     const int vec = (ww_align(io) & 1u) && (io.sx0 & 3) == 0;
-    if (v == 21) c2d_imma_launch<N, 21>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
+    if (v == 22) c2d_imma_launch<N, 22>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
+    else if (v == 21) c2d_imma_launch<N, 21>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
     else if (v == 20) c2d_imma_launch<N, 20>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
     else if (v == 19) c2d_imma_launch<N, 19>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
     else c2d_imma_launch<N, 18>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
