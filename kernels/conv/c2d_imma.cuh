@@ -80,10 +80,15 @@ static __device__ __forceinline__ uint32_t ci_round(int hi, int lo, float scale,
     return (uint32_t)__float_as_int(fmaf(u, 255.0f, TS_EXACT_1P5));
 }
 
-/* Version V's tile: TH output rows from ROWS input rows (v20: 56 from 64) */
+/* Version V's shape: TH output rows from ROWS input rows (v20: 56 from
+ * 64); PIPE, the next block's fragments read before this one's rounding
+ * (v19 on); LEFT, the tile's first column left of its first output, and
+ * SHIFT, the outputs' place left of the image's grid (v21: 2 and 0). */
 template <int V>
 struct ci_tile {
     static constexpr int TH = V == 20 ? 56 : 40, ROWS = TH + 8;
+    static constexpr bool PIPE = V >= 19;
+    static constexpr int LEFT = V == 21 ? 2 : 4, SHIFT = LEFT - 2;
 };
 
 /* The row block's B fragments: the x4 loads at the lane's offsets. */
@@ -102,18 +107,16 @@ static __device__ __forceinline__ void ci_load(uint32_t (&b)[4 * LOADS], const u
 /* V: 18, 19 (the next row block's fragments loaded before this one's
  * rounding and stores), 20 (19 on tiles of 56 rows), 21 (19 with the
  * tile's copy from two pixels left of its outputs, so that the outputs
- * sit on the image's grid: a row's stores fill whole 32-byte sectors),
- * 22 (18 with 21's tile copy: its outputs on the grid) */
+ * sit on the image's grid: a row's stores fill whole 32-byte sectors) */
 template <int N, bool ABS, int V>
 __global__ void __launch_bounds__(SM_THREADS, 3)
     c2d_imma(conv_io io, c2d_imma_taps<N> k, uint32_t border_px, float scale, float offset, int vec, int ax0, int ay0,
              int tiles_x, int tiles)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    constexpr int R = N / 2, TH = ci_tile<V>::TH, ROWS = ci_tile<V>::ROWS;
-    constexpr bool PIPE = V >= 19 && V <= 21;
-    /* the tile's first column, left of its first output; the outputs' shift left of the grid */
-    constexpr int LEFT = V >= 21 ? 2 : 4, SHIFT = LEFT - 2;
+    using T = ci_tile<V>;
+    constexpr int R = N / 2, TH = T::TH, ROWS = T::ROWS, LEFT = T::LEFT, SHIFT = T::SHIFT;
+    constexpr bool PIPE = T::PIPE;
     /* ldmatrix matrices a row block: three 4-pixel chunks for each kernel row, in x4 loads */
     constexpr int MATS = 3 * N, LOADS = (MATS + 3) / 4;
     using S = sm_shape<R>;
@@ -219,14 +222,19 @@ __global__ void __launch_bounds__(SM_THREADS, 3)
 #endif
 }
 
-/* Run v18 of N x N taps k (row by row) over io's region: LINEAR (bias in
- * 0..1 units) or ABS. The caller has checked c2d_mma_run's conditions
- * (sum |k| <= 2, RGBA8, a border the walk takes). */
+/* Version V over io's region, in tiles on the image's grid of 8 columns,
+ * their outputs SHIFT columns left of it (v18..v20: two, the windows'
+ * 16-byte rows): one more column of tiles where the region's last columns
+ * need it. */
 template <int N, int V>
 static void c2d_imma_launch(const conv_io &io, const c2d_imma_taps<N> &k, uint32_t border_px, float scale,
-                            float offset, bool abs_mode, int vec, int ax0, int ay0, int tiles_x, cudaStream_t s)
+                            float offset, bool abs_mode, cudaStream_t s)
 {
-    const int tiles = tiles_x * ((io.dh + ci_tile<V>::TH - 1) / ci_tile<V>::TH);
+    using T = ci_tile<V>;
+    const int ax0 = io.dx0 & ~7, ay0 = io.dy0;
+    const int tiles_x = (io.dx0 + io.dw - (ax0 - T::SHIFT) + SM_TW - 1) / SM_TW;
+    const int tiles = tiles_x * ((io.dh + T::TH - 1) / T::TH);
+    const int vec = (ww_align(io) & 1u) && (io.sx0 & 3) == 0;
     if (abs_mode) {
         constexpr auto K = c2d_imma<N, true, V>;
         K<<<sm_blocks<K>(tiles), SM_THREADS, 0, s>>>(io, k, border_px, scale, offset, vec, ax0, ay0, tiles_x, tiles);
@@ -236,6 +244,9 @@ static void c2d_imma_launch(const conv_io &io, const c2d_imma_taps<N> &k, uint32
     }
 }
 
+/* Run version v (18..21) of N x N taps k (row by row) over io's region:
+ * LINEAR (bias in 0..1 units) or ABS. The caller has checked c2d_mma_run's
+ * conditions (sum |k| <= 2, RGBA8, a border the walk takes). */
 template <int N>
 static ts_status c2d_imma_run(const conv_io &io, const float *taps, float bias, bool abs_mode, int v,
                               uint32_t border_px, cudaStream_t s, ts_err *err)
@@ -258,17 +269,9 @@ static ts_status c2d_imma_run(const conv_io &io, const float *taps, float bias, 
     /* 1.5 * 2^23 + sum to 0..1 units: sum / (unit * 255), plus the bias */
     const float scale = (float)(1.0 / (unit * 255.0));
     const float offset = (float)((abs_mode ? 0.0 : (double)bias) - (double)TS_EXACT_1P5 * (double)scale);
-    /* tiles on the image's grid of 8 columns, their outputs two columns
-     * left of it (the windows' 16-byte rows): one more column of tiles
-     * where the region's last two columns need it */
-    const int ax0 = io.dx0 & ~7, ay0 = io.dy0;
-    const int shift = v >= 21 ? 0 : 2;
-    const int tiles_x = (io.dx0 + io.dw - (ax0 - shift) + SM_TW - 1) / SM_TW;
-    const int vec = (ww_align(io) & 1u) && (io.sx0 & 3) == 0;
-    if (v == 22) c2d_imma_launch<N, 22>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
-    else if (v == 21) c2d_imma_launch<N, 21>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
-    else if (v == 20) c2d_imma_launch<N, 20>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
-    else if (v == 19) c2d_imma_launch<N, 19>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
-    else c2d_imma_launch<N, 18>(io, k, border_px, scale, offset, abs_mode, vec, ax0, ay0, tiles_x, s);
+    if (v == 21) c2d_imma_launch<N, 21>(io, k, border_px, scale, offset, abs_mode, s);
+    else if (v == 20) c2d_imma_launch<N, 20>(io, k, border_px, scale, offset, abs_mode, s);
+    else if (v == 19) c2d_imma_launch<N, 19>(io, k, border_px, scale, offset, abs_mode, s);
+    else c2d_imma_launch<N, 18>(io, k, border_px, scale, offset, abs_mode, s);
     return TSK_LAUNCH_CHECK("2-D convolution (integer tensor cores)", err);
 }

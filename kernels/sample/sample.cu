@@ -36,8 +36,8 @@
  *       before the first is used: v3's results; every other case runs v3
  *   v10 v9 for RGBA8 with the texels returned as halves (v8's packing);
  *       other types and channel counts run v9. Neither is faster than v3:
- *       the 2x-up texture kernels move their bytes no slower than a
- *       nearest 2x up, which samples nothing (docs/PERFORMANCE.md)
+ *       not the fetches in flight, nor the bytes a fetch returns, hold the
+ *       2x-up texture kernels (docs/PERFORMANCE.md)
  * Area and bicubic run one exact kernel (sample_filter) for v1-v4 and
  * v7-v10, and for v5-v6 on the global path or wherever a mipmap does not
  * fit.
