@@ -6,7 +6,9 @@
  * (4-byte stores, 4 pixels a thread 32 apart, one row), 16-byte stores of
  * two rows a thread, streaming stores, and one wave of blocks walking the
  * output in raster order; and a 2x up through a texture object (bilinear,
- * and point-sampled) in v3's shape with the least arithmetic. If one of
+ * and point-sampled) in v3's shape with the least arithmetic, from pitched
+ * memory as tilestream binds it or from a CUDA array (the texture unit's
+ * own layout), with a warp's fetches in a row or in 16 x 2. If one of
  * them runs well under the bilinear texture kernel's time, the write
  * pattern or the arithmetic is the lever for resize's texture path
  * (docs/PERFORMANCE.md, "Resampling").
@@ -82,6 +84,37 @@ template <bool FILTER> __global__ void p7(cudaTextureObject_t tex, uint32_t *out
 #pragma unroll
     for (int k = 0; k < 4; k++) orow[x0 + 32 * k] = r[k];
 }
+// P10: P7 with a warp's fetches 16 output columns by 2 rows (block 16 x 16, 4 pixels a thread 16 apart)
+__global__ void p10(cudaTextureObject_t tex, uint32_t *out) {
+    int x0 = blockIdx.x * 64 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    uint32_t *orow = out + (size_t)y * OW;
+    const float v = (y + 0.5f) * 0.5f;
+    uint32_t r[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const float4 f = tex2D<float4>(tex, (x0 + 16 * k + 0.5f) * 0.5f, v);
+        r[k] = __byte_perm(__byte_perm(__float2uint_rn(f.x * 255.0f), __float2uint_rn(f.y * 255.0f), 0x0040),
+                           __byte_perm(__float2uint_rn(f.z * 255.0f), __float2uint_rn(f.w * 255.0f), 0x0040), 0x5410);
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) orow[x0 + 16 * k] = r[k];
+}
+// P9's texture: the image copied into a CUDA array (the texture unit's own block-linear layout)
+static cudaTextureObject_t make_array_tex(const void *in, cudaArray_t *arr) {
+    cudaChannelFormatDesc cd = cudaCreateChannelDesc<uchar4>();
+    CK(cudaMallocArray(arr, &cd, W, H));
+    CK(cudaMemcpy2DToArray(*arr, 0, 0, in, (size_t)W * 4, (size_t)W * 4, H, cudaMemcpyDeviceToDevice));
+    cudaResourceDesc rd = {};
+    rd.resType = cudaResourceTypeArray;
+    rd.res.array.array = *arr;
+    cudaTextureDesc td = {};
+    td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModeLinear;
+    td.readMode = cudaReadModeNormalizedFloat;
+    cudaTextureObject_t t = 0;
+    CK(cudaCreateTextureObject(&t, &rd, &td, nullptr));
+    return t;
+}
 static cudaTextureObject_t make_tex(void *in, bool filter) {
     cudaResourceDesc rd = {};
     rd.resType = cudaResourceTypePitch2D;
@@ -120,6 +153,12 @@ int main() {
     cudaTextureObject_t tl = make_tex(in, true), tp = make_tex(in, false);
     run("P7 bilinear 2x up through a texture, v3's shape, least arithmetic", ib + ob, [&] { p7<true><<<dim3(OW / 128, OH / 8), b>>>(tl, (uint32_t *)out); });
     run("P8 P7 point-sampled (the texel, uchar4)", ib + ob, [&] { p7<false><<<dim3(OW / 128, OH / 8), b>>>(tp, (uint32_t *)out); });
+    cudaArray_t arr;
+    cudaTextureObject_t ta = make_array_tex(in, &arr);
+    run("P9 P7 from a CUDA array (block-linear)", ib + ob, [&] { p7<true><<<dim3(OW / 128, OH / 8), b>>>(ta, (uint32_t *)out); });
+    run("P9b the copy into the CUDA array", 2.0 * ib, [&] { cudaMemcpy2DToArrayAsync(arr, 0, 0, in, (size_t)W * 4, (size_t)W * 4, H, cudaMemcpyDeviceToDevice); });
+    run("P10 P7 with a warp's fetches 16 columns x 2 rows", ib + ob, [&] { p10<<<dim3(OW / 64, OH / 16), dim3(16, 16)>>>(tl, (uint32_t *)out); });
+    run("P10b P10 from the CUDA array", ib + ob, [&] { p10<<<dim3(OW / 64, OH / 16), dim3(16, 16)>>>(ta, (uint32_t *)out); });
     int tx = OW / 128, tiles = tx * (OH / 8);
     for (int bps : {4, 8})
         run(bps == 4 ? "P6 P1 in one wave (4 blocks an SM), raster order" : "P6 P1 in one wave (8 blocks an SM), raster order", ib + ob,

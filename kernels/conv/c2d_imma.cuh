@@ -82,13 +82,16 @@ static __device__ __forceinline__ uint32_t ci_round(int hi, int lo, float scale,
 
 /* Version V's shape: TH output rows from ROWS input rows (v20: 56 from
  * 64); PIPE, the next block's fragments read before this one's rounding
- * (v19 on); LEFT, the tile's first column left of its first output, and
- * SHIFT, the outputs' place left of the image's grid (v21: 2 and 0). */
+ * (v19..v21); LEFT, the tile's first column left of its first output, and
+ * SHIFT, the outputs' place left of the image's grid (v21, v22, v23: 2
+ * and 0); BLOCKS, the blocks an SM must hold (v23: 4, so at most 64
+ * registers a thread). */
 template <int V>
 struct ci_tile {
     static constexpr int TH = V == 20 ? 56 : 40, ROWS = TH + 8;
-    static constexpr bool PIPE = V >= 19;
-    static constexpr int LEFT = V == 21 ? 2 : 4, SHIFT = LEFT - 2;
+    static constexpr bool PIPE = V >= 19 && V <= 21;
+    static constexpr int LEFT = V >= 21 ? 2 : 4, SHIFT = LEFT - 2;
+    static constexpr int BLOCKS = V == 23 ? 4 : 3;
 };
 
 /* The row block's B fragments: the x4 loads at the lane's offsets. */
@@ -107,9 +110,10 @@ static __device__ __forceinline__ void ci_load(uint32_t (&b)[4 * LOADS], const u
 /* V: 18, 19 (the next row block's fragments loaded before this one's
  * rounding and stores), 20 (19 on tiles of 56 rows), 21 (19 with the
  * tile's copy from two pixels left of its outputs, so that the outputs
- * sit on the image's grid: a row's stores fill whole 32-byte sectors) */
+ * sit on the image's grid: a row's stores fill whole 32-byte sectors),
+ * 22 (18 with 21's grid), 23 (22 with four blocks an SM) */
 template <int N, bool ABS, int V>
-__global__ void __launch_bounds__(SM_THREADS, 3)
+__global__ void __launch_bounds__(SM_THREADS, ci_tile<V>::BLOCKS)
     c2d_imma(conv_io io, c2d_imma_taps<N> k, uint32_t border_px, float scale, float offset, int vec, int ax0, int ay0,
              int tiles_x, int tiles)
 {
@@ -244,7 +248,7 @@ static void c2d_imma_launch(const conv_io &io, const c2d_imma_taps<N> &k, uint32
     }
 }
 
-/* Run version v (18..21) of N x N taps k (row by row) over io's region:
+/* Run version v (18..23) of N x N taps k (row by row) over io's region:
  * LINEAR (bias in 0..1 units) or ABS. The caller has checked c2d_mma_run's
  * conditions (sum |k| <= 2, RGBA8, a border the walk takes). */
 template <int N>
@@ -269,7 +273,9 @@ static ts_status c2d_imma_run(const conv_io &io, const float *taps, float bias, 
     /* 1.5 * 2^23 + sum to 0..1 units: sum / (unit * 255), plus the bias */
     const float scale = (float)(1.0 / (unit * 255.0));
     const float offset = (float)((abs_mode ? 0.0 : (double)bias) - (double)TS_EXACT_1P5 * (double)scale);
-    if (v == 21) c2d_imma_launch<N, 21>(io, k, border_px, scale, offset, abs_mode, s);
+    if (v == 23) c2d_imma_launch<N, 23>(io, k, border_px, scale, offset, abs_mode, s);
+    else if (v == 22) c2d_imma_launch<N, 22>(io, k, border_px, scale, offset, abs_mode, s);
+    else if (v == 21) c2d_imma_launch<N, 21>(io, k, border_px, scale, offset, abs_mode, s);
     else if (v == 20) c2d_imma_launch<N, 20>(io, k, border_px, scale, offset, abs_mode, s);
     else if (v == 19) c2d_imma_launch<N, 19>(io, k, border_px, scale, offset, abs_mode, s);
     else c2d_imma_launch<N, 18>(io, k, border_px, scale, offset, abs_mode, s);

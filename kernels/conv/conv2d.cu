@@ -75,13 +75,16 @@
  *       A third of v13's shared-memory reads, but its outputs sit two
  *       columns off the image's grid, so a row's stores straddle two
  *       sectors; slower than v13 (docs/PERFORMANCE.md). Within 1 of the
- *       reference, as are v19..v21.
+ *       reference, as are v19..v23.
  *   v19 v18 with the next row block's fragments read before this one's
  *       rounding: the registers it keeps live spill; slower than v18.
  *   v20 v19 on tiles of 56 rows; slower than v19.
  *   v21 v19 with the tile copied from two pixels left of its outputs
  *       (8-byte copies), so the outputs sit on the grid and a warp's row
  *       of stores fills one sector: v13's time, with v19's spills.
+ *   v22 v18 with v21's grid: no spills and whole sectors.
+ *   v23 v22 with four blocks an SM (64 registers a thread) for the
+ *       latency v18 shows: its fragments spill, slower than v22.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -133,6 +136,8 @@ static constexpr conv_version c2d_versions[] = {
     { "v19 v18 with the next row block's reads before the rounding (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 19 },
     { "v20 v19 on tiles of 56 rows (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 20 },
     { "v21 v19 with its outputs on the image's grid (8-byte tile copies) (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 21 },
+    { "v22 v18 with its outputs on the image's grid (8-byte tile copies) (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 22 },
+    { "v23 v22 with four blocks an SM (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 23 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
