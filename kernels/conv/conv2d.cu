@@ -82,7 +82,9 @@
  *   v21 v19 with the tile copied from two pixels left of its outputs
  *       (8-byte copies), so the outputs sit on the grid and a warp's row
  *       of stores fills one sector: v13's time, with v19's spills.
- *   v22 v18 with v21's grid: no spills and whole sectors.
+ *   v22 v18 with v21's grid: no spills and whole sectors. The default:
+ *       the fastest measured (docs/PERFORMANCE.md). What it does not take
+ *       runs v10.
  *   v23 v22 with four blocks an SM (64 registers a thread) for the
  *       latency v18 shows: its fragments spill, slower than v22.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
@@ -532,7 +534,7 @@ struct c2d_family {
      * at 5x5 on the H200 of the versions test_gpu_conv has passed on a GPU,
      * and within a few percent of the walks at 3x3 (docs/PERFORMANCE.md,
      * "2-D convolution"); other cases run v10, then v7, then v4 */
-    static constexpr int default_version = 13;
+    static constexpr int default_version = 22;
     static constexpr const tsk_family *family = &tsk_family_conv2d;
     static constexpr auto check = c2d_check;
     static constexpr auto upload = c2d_upload;
