@@ -99,8 +99,8 @@ __global__ void p10(cudaTextureObject_t tex, uint32_t *out) {
 #pragma unroll
     for (int k = 0; k < 4; k++) orow[x0 + 16 * k] = r[k];
 }
-// P9's texture: the image copied into a CUDA array (the texture unit's own block-linear layout)
-static cudaTextureObject_t make_array_tex(const void *in, cudaArray_t *arr) {
+// P9's texture: the image copied into a CUDA array (the texture unit's own block-linear layout); 0 when made
+static int make_array_tex(const void *in, cudaArray_t *arr, cudaTextureObject_t *t) {
     cudaChannelFormatDesc cd = cudaCreateChannelDesc<uchar4>();
     CK(cudaMallocArray(arr, &cd, W, H));
     CK(cudaMemcpy2DToArray(*arr, 0, 0, in, (size_t)W * 4, (size_t)W * 4, H, cudaMemcpyDeviceToDevice));
@@ -111,9 +111,8 @@ static cudaTextureObject_t make_array_tex(const void *in, cudaArray_t *arr) {
     td.addressMode[0] = td.addressMode[1] = cudaAddressModeClamp;
     td.filterMode = cudaFilterModeLinear;
     td.readMode = cudaReadModeNormalizedFloat;
-    cudaTextureObject_t t = 0;
-    CK(cudaCreateTextureObject(&t, &rd, &td, nullptr));
-    return t;
+    CK(cudaCreateTextureObject(t, &rd, &td, nullptr));
+    return 0;
 }
 static cudaTextureObject_t make_tex(void *in, bool filter) {
     cudaResourceDesc rd = {};
@@ -154,7 +153,8 @@ int main() {
     run("P7 bilinear 2x up through a texture, v3's shape, least arithmetic", ib + ob, [&] { p7<true><<<dim3(OW / 128, OH / 8), b>>>(tl, (uint32_t *)out); });
     run("P8 P7 point-sampled (the texel, uchar4)", ib + ob, [&] { p7<false><<<dim3(OW / 128, OH / 8), b>>>(tp, (uint32_t *)out); });
     cudaArray_t arr;
-    cudaTextureObject_t ta = make_array_tex(in, &arr);
+    cudaTextureObject_t ta;
+    if (make_array_tex(in, &arr, &ta)) return 1;
     run("P9 P7 from a CUDA array (block-linear)", ib + ob, [&] { p7<true><<<dim3(OW / 128, OH / 8), b>>>(ta, (uint32_t *)out); });
     run("P9b the copy into the CUDA array", 2.0 * ib, [&] { cudaMemcpy2DToArrayAsync(arr, 0, 0, in, (size_t)W * 4, (size_t)W * 4, H, cudaMemcpyDeviceToDevice); });
     run("P10 P7 with a warp's fetches 16 columns x 2 rows", ib + ob, [&] { p10<<<dim3(OW / 64, OH / 16), dim3(16, 16)>>>(tl, (uint32_t *)out); });

@@ -80,15 +80,15 @@ static __device__ __forceinline__ uint32_t ci_round(int hi, int lo, float scale,
     return (uint32_t)__float_as_int(fmaf(u, 255.0f, TS_EXACT_1P5));
 }
 
-/* Version V's shape: TH output rows from ROWS input rows (v20: 56 from
- * 64); PIPE, the next block's fragments read before this one's rounding
- * (v19..v21); LEFT, the tile's first column left of its first output, and
- * SHIFT, the outputs' place left of the image's grid (v21, v22, v23: 2
- * and 0); BLOCKS, the blocks an SM must hold (v23: 4, so at most 64
+/* Version V's shape: TH output rows from ROWS input rows (v20, v24: 56
+ * from 64); PIPE, the next block's fragments read before this one's
+ * rounding (v19..v21); LEFT, the tile's first column left of its first
+ * output, and SHIFT, the outputs' place left of the image's grid (v21 on:
+ * 2 and 0); BLOCKS, the blocks an SM must hold (v23: 4, so at most 64
  * registers a thread). */
 template <int V>
 struct ci_tile {
-    static constexpr int TH = V == 20 ? 56 : 40, ROWS = TH + 8;
+    static constexpr int TH = V == 20 || V == 24 ? 56 : 40, ROWS = TH + 8;
     static constexpr bool PIPE = V >= 19 && V <= 21;
     static constexpr int LEFT = V >= 21 ? 2 : 4, SHIFT = LEFT - 2;
     static constexpr int BLOCKS = V == 23 ? 4 : 3;
@@ -111,7 +111,8 @@ static __device__ __forceinline__ void ci_load(uint32_t (&b)[4 * LOADS], const u
  * rounding and stores), 20 (19 on tiles of 56 rows), 21 (19 with the
  * tile's copy from two pixels left of its outputs, so that the outputs
  * sit on the image's grid: a row's stores fill whole 32-byte sectors),
- * 22 (18 with 21's grid), 23 (22 with four blocks an SM) */
+ * 22 (18 with 21's grid), 23 (22 with four blocks an SM), 24 (22 on
+ * tiles of 56 rows: fewer barriers and halo rows an output) */
 template <int N, bool ABS, int V>
 __global__ void __launch_bounds__(SM_THREADS, ci_tile<V>::BLOCKS)
     c2d_imma(conv_io io, c2d_imma_taps<N> k, uint32_t border_px, float scale, float offset, int vec, int ax0, int ay0,
@@ -248,7 +249,7 @@ static void c2d_imma_launch(const conv_io &io, const c2d_imma_taps<N> &k, uint32
     }
 }
 
-/* Run version v (18..23) of N x N taps k (row by row) over io's region:
+/* Run version v (18..24) of N x N taps k (row by row) over io's region:
  * LINEAR (bias in 0..1 units) or ABS. The caller has checked c2d_mma_run's
  * conditions (sum |k| <= 2, RGBA8, a border the walk takes). */
 template <int N>
@@ -273,7 +274,8 @@ static ts_status c2d_imma_run(const conv_io &io, const float *taps, float bias, 
     /* 1.5 * 2^23 + sum to 0..1 units: sum / (unit * 255), plus the bias */
     const float scale = (float)(1.0 / (unit * 255.0));
     const float offset = (float)((abs_mode ? 0.0 : (double)bias) - (double)TS_EXACT_1P5 * (double)scale);
-    if (v == 23) c2d_imma_launch<N, 23>(io, k, border_px, scale, offset, abs_mode, s);
+    if (v == 24) c2d_imma_launch<N, 24>(io, k, border_px, scale, offset, abs_mode, s);
+    else if (v == 23) c2d_imma_launch<N, 23>(io, k, border_px, scale, offset, abs_mode, s);
     else if (v == 22) c2d_imma_launch<N, 22>(io, k, border_px, scale, offset, abs_mode, s);
     else if (v == 21) c2d_imma_launch<N, 21>(io, k, border_px, scale, offset, abs_mode, s);
     else if (v == 20) c2d_imma_launch<N, 20>(io, k, border_px, scale, offset, abs_mode, s);

@@ -75,18 +75,20 @@
  *       A third of v13's shared-memory reads, but its outputs sit two
  *       columns off the image's grid, so a row's stores straddle two
  *       sectors; slower than v13 (docs/PERFORMANCE.md). Within 1 of the
- *       reference, as are v19..v23.
+ *       reference, as are v19..v24.
  *   v19 v18 with the next row block's fragments read before this one's
  *       rounding: the registers it keeps live spill; slower than v18.
  *   v20 v19 on tiles of 56 rows; slower than v19.
  *   v21 v19 with the tile copied from two pixels left of its outputs
  *       (8-byte copies), so the outputs sit on the grid and a warp's row
  *       of stores fills one sector: v13's time, with v19's spills.
- *   v22 v18 with v21's grid: no spills and whole sectors. The default:
- *       the fastest measured (docs/PERFORMANCE.md). What it does not take
- *       runs v10.
+ *   v22 v18 with v21's grid: no spills and whole sectors. The default
+ *       (docs/PERFORMANCE.md). What it does not take runs v10.
  *   v23 v22 with four blocks an SM (64 registers a thread) for the
  *       latency v18 shows: its fragments spill, slower than v22.
+ *   v24 v22 on tiles of 56 rows: 8 halo rows and a barrier for 56
+ *       output rows, not for 40. 1-2% faster than v22; not the default
+ *       until the GPU suite has run with it as the default.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
@@ -140,6 +142,7 @@ static constexpr conv_version c2d_versions[] = {
     { "v21 v19 with its outputs on the image's grid (8-byte tile copies) (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 21 },
     { "v22 v18 with its outputs on the image's grid (8-byte tile copies) (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 22 },
     { "v23 v22 with four blocks an SM (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 23 },
+    { "v24 v22 on tiles of 56 rows (else v10)", CONV_WARP, true, true, 0, 0, 2, true, false, 3, 3, false, false, 0, false, 24 },
 };
 
 /* The mode applied to the sums of one channel; biasmax = bias * max. */
@@ -530,10 +533,11 @@ struct c2d_family {
     static constexpr const char *what = "2-D convolution";
     static constexpr const conv_version *versions = c2d_versions;
     static constexpr int count = (int)(sizeof c2d_versions / sizeof c2d_versions[0]);
-    /* the tensor cores (v13's kernel) where they take the op: the fastest
-     * at 5x5 on the H200 of the versions test_gpu_conv has passed on a GPU,
-     * and within a few percent of the walks at 3x3 (docs/PERFORMANCE.md,
-     * "2-D convolution"); other cases run v10, then v7, then v4 */
+    /* the 8-bit integer tensor-core products (v22's kernel) where they
+     * take the op: the fastest at 5x5 of the versions the whole GPU suite
+     * has passed with as the default (docs/PERFORMANCE.md, "2-D
+     * convolution"; 3x3 has not been timed against the walks); other
+     * cases run v10, then v7, then v4 */
     static constexpr int default_version = 22;
     static constexpr const tsk_family *family = &tsk_family_conv2d;
     static constexpr auto check = c2d_check;
