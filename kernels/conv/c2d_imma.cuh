@@ -1,4 +1,4 @@
-/* c2d_imma.cuh - 2-D v18: an N x N convolution (N = 3, 5) of RGBA8, LINEAR
+/* c2d_imma.cuh - 2-D v18-v24: an N x N convolution (N = 3, 5) of RGBA8, LINEAR
  * or ABS, as sums of 8-bit integer matrix products on the tensor cores,
  * straight from the raw tile. Included by conv2d.cu after c2d_mma.cuh.
  *
@@ -19,10 +19,10 @@
  *    ldmatrix rows start on 16 bytes, so warp w's two windows start at
  *    tile columns 8 w and 8 w + 4 (R4 = 4 pixels left of the outputs'
  *    first column) and take the outputs 8 w - 2 .. 8 w + 5. So a row's
- *    8 outputs straddle two 32-byte sectors; v21 copies the tile from two
- *    pixels left of its outputs instead (8-byte copies, as the chunks
- *    then start 8 bytes past a 16-byte boundary), and its outputs sit on
- *    the image's grid.
+ *    8 outputs straddle two 32-byte sectors; v21 on (v22, the default,
+ *    too) copy the tile from two pixels left of their outputs instead
+ *    (8-byte copies, as the chunks then start 8 bytes past a 16-byte
+ *    boundary), and their outputs sit on the image's grid.
  * 2. D (16 slots x 8 image rows) = A (the taps, 16 x 32) B (8 pixels x 4
  *    channels, 8 rows), in int32: slot m is pixel (m & 7) >> 1 of the
  *    window's 4 outputs, channel (m & 1) + 2 (m >> 3). Kernel row j's B

@@ -932,7 +932,8 @@ struct conv_version {
                   * 15: k8 products from shifted planes at 5x5; 16: v13 on tiles of 32 rows, four
                   * blocks an SM; 17: v13 on exact small inputs, no offset; 18: 8-bit integer
                   * products from the raw tile; 19: 18 with the next block's reads early; 20: 19 on
-                  * 56-row tiles; 21: 19 with its outputs on the grid) */
+                  * 56-row tiles; 21: 19 with its outputs on the grid; 22: 18 with its outputs on
+                  * the grid; 23: 22 at four blocks an SM; 24: 22 on 56-row tiles) */
 };
 
 /* K, the outputs per thread of the register-blocked versions: 8 pixels of

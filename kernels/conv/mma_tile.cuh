@@ -279,7 +279,7 @@ template <int R, int ROWS, bool ASYNC, int LEFT = sm_shape<R>::R4>
 static __device__ __forceinline__ void sr_fill(const conv_io &io, uint32_t border_px, int vec, int tx0, int ty0,
                                                uint32_t (*buf)[sm_shape<R>::PITCH])
 {
-    /* LEFT = 2 (2-D v21): the chunks start 8 bytes past a 16-byte boundary,
+    /* LEFT = 2 (2-D v21 on): the chunks start 8 bytes past a 16-byte boundary,
      * so 8-byte copies inside and pixel by pixel at the edges */
     constexpr bool HALVES = LEFT % 4 != 0;
     static_assert(LEFT % 2 == 0, "chunks on 8 bytes at least");
@@ -357,7 +357,7 @@ struct sm_walk {
 
 /* The walk of raw tiles that the tensor-core kernels share (v15's): the
  * input of a tile of SM_TW x TH outputs (its ROWS rows start R above it,
- * its columns LEFT left: R4, or 2 for 2-D v21) is copied by cp.async into
+ * its columns LEFT left: R4, or 2 for 2-D v21 on) is copied by cp.async into
  * buffer it & 1 (rows it * ROWS on of raw) while the tile before is
  * summed from the other.
  * sm_walk_first fills buffer 0 for the block's first tile; the caller then
