@@ -6,13 +6,14 @@ For every RGB photo given (default: those in samples/photos) and every
 chain below, tilestream writes PNG (lossless) with --device gpu and
 --device cpu, and OpenCV does the same maths its own way (GaussianBlur
 with the same taps and border, the colour matrix through cv2.transform,
-cv2.transpose / cv2.rotate). Each pair
-is reported as the largest channel difference, the mean one and the share
-of channel values that differ at all.
+cv2.transpose / cv2.rotate, filter2D in floats for the 2-D convolutions).
+Each pair is reported as the largest channel difference, the mean one and
+the share of channel values that differ at all.
 
 The GPU's fused convolution is within 1 of the reference before the colour
-matrix and within floor(largest absolute row sum) + 1 after it
-(docs/NUMERICS.md); the script exits 1 when gpu against cpu goes past that,
+matrix and within floor(largest absolute row sum) + 1 after it, and its
+5x5 2-D convolution on 8-bit tensor cores within 1 (docs/NUMERICS.md); the
+script exits 1 when gpu against cpu goes past that,
 or when either device lies more than 3 from OpenCV (its 8-bit blur rounds
 in fixed point).
 
@@ -42,6 +43,16 @@ CHAINS = [
     ("gauss=sigma=2,matrix=grey", 6, 2.0, GREY, "none", 2),
 ]
 
+# 2-D convolutions on the GPU's 8-bit tensor-core path (5x5, sum of |taps| <= 2):
+# (tilestream chain, taps already divided, bias in byte units, gpu tolerance against cpu)
+BINOMIAL5 = np.outer([1, 4, 6, 4, 1], [1, 4, 6, 4, 1]).astype(np.float32)
+LAPLACE5 = np.array([[0, 0, -1, 0, 0], [0, -1, -2, -1, 0], [-1, -2, 16, -2, -1], [0, -1, -2, -1,0],
+                     [0, 0, -1, 0, 0]], np.float32)
+CONV_CHAINS = [
+    ("conv=k=" + " ".join(str(int(v)) for v in BINOMIAL5.flat), BINOMIAL5 / 256, 0.0, 1),
+    ("conv=k=" + " ".join(str(int(v)) for v in LAPLACE5.flat) + ":divisor=16:bias=0.5", LAPLACE5 / 16, 127.5, 1),
+]
+
 
 def opencv(rgb, radius, sigma, matrix, orient):
     n = 2 * radius + 1
@@ -53,6 +64,12 @@ def opencv(rgb, radius, sigma, matrix, orient):
     elif orient == "rot90":
         out = cv2.rotate(out, cv2.ROTATE_90_CLOCKWISE)
     return out
+
+
+def opencv_conv(rgb, taps, bias):
+    # filter2D correlates; both kernels are symmetric, so it is the convolution too
+    out = cv2.filter2D(rgb.astype(np.float32), -1, taps, borderType=cv2.BORDER_REFLECT_101) + bias
+    return np.clip(np.floor(out + 0.5), 0, 255).astype(np.uint8)
 
 
 def read_rgb(path):
@@ -94,7 +111,9 @@ def main():
             rgb = read_rgb(os.path.join(src_dir, name + ".png"))
             if rgb.ndim != 3 or rgb.shape[2] != 3:
                 continue  # the fused chains are RGB's
-            for chain, radius, sigma, matrix, orient, tol in CHAINS:
+            jobs = [(c[0], c[5], lambda c=c: opencv(rgb, *c[1:5])) for c in CHAINS]
+            jobs += [(chain, tol, lambda t=taps, b=bias: opencv_conv(rgb, t, b)) for chain, taps, bias, tol in CONV_CHAINS]
+            for chain, tol, peer in jobs:
                 outs = {}
                 for dev in devices:
                     od = os.path.join(work, dev)
@@ -103,7 +122,7 @@ def main():
                     subprocess.run([args.tilestream, "run", photo, "-o", od, "--ops", chain, "--format", "png",
                                     "--device", dev, "--codec", "cpu", "-q", "-y"], check=True)
                     outs[dev] = read_rgb(os.path.join(od, name + ".png"))
-                ref = opencv(rgb, radius, sigma, matrix, orient)
+                ref = peer()
                 print(f"{name} {rgb.shape[1]}x{rgb.shape[0]}  {chain}")
                 if "gpu" in outs and "cpu" in outs:
                     r = diff(outs["gpu"], outs["cpu"])
