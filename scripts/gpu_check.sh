@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_check.sh - on a machine with an NVIDIA GPU: configure a Release build
-# with CUDA, run every `gpu` test, then `tilestream bench`, and print a short
-# table last. Logs go to $OUT (default ./out).
+# with CUDA, run every `gpu` test, then `tilestream bench` and, where python3
+# has OpenCV, scripts/photo_check.py (real photos on both devices and in
+# OpenCV), and print a short table last. Logs go to $OUT (default ./out).
 #
 #   scripts/gpu_check.sh                 everything
 #   scripts/gpu_check.sh -R conv         only gpu tests whose name matches 'conv'
@@ -114,9 +115,18 @@ if [ "${TS_BENCH:-1}" != 0 ] && [ "$#" -eq 0 ]; then
         >"$OUT/compare.txt" 2>&1
 fi
 
+# Real photos through the fused chains and the 2-D convolutions on both
+# devices and in OpenCV (scripts/photo_check.py), where python3 has OpenCV.
+photo_rc=skipped
+if [ "$#" -eq 0 ] && [ "${TS_SANITIZER:-1}" != only ] && python3 -c "import cv2, numpy" 2>/dev/null; then
+    python3 scripts/photo_check.py --tilestream "$BUILD/tilestream" >"$OUT/photo.txt" 2>&1
+    photo_rc=$?
+fi
+t4=$(date +%s)
+
 echo "================ gpu tests ================"
 grep -E "tests passed|Test +#|\*\*\*" "$OUT/gpu-tests.log" | tail -60
-for f in sanitizer.txt run.txt compare.txt bench.txt; do
+for f in sanitizer.txt run.txt compare.txt photo.txt bench.txt; do
     [ -f "$OUT/$f" ] && { echo "================ $f ================"; cat "$OUT/$f"; }
 done
 if [ -s "$OUT/texture.tsv" ]; then
@@ -135,5 +145,7 @@ printf '%-22s %s\n' "build (s)" "$((t1 - t0))"
 printf '%-22s %s (rc %s)\n' "gpu tests (s)" "$((t2 - t1))" "$tests_rc"
 printf '%-22s %s (rc %s)\n' "sanitizer (s)" "$((t2s - t2))" "$san_rc"
 printf '%-22s %s (rc %s)\n' "bench (s)" "$((t3 - t2s))" "$bench_rc"
+printf '%-22s %s (rc %s)\n' "photos (s)" "$((t4 - t3))" "$photo_rc"
 [ "$tests_rc" != 0 ] && [ "$tests_rc" != skipped ] && exit 1
+[ "$photo_rc" != 1 ] || exit 1
 [ "$san_rc" != 1 ] || exit 1
