@@ -207,19 +207,20 @@ static void bench_separable(ts_bench *b, const char *name, int taps, double sigm
     free(op);
 }
 
-static void bench_conv2d(ts_bench *b)
+/* A Gaussian of n x n taps (n <= 5) as one 2-D kernel. */
+static void bench_conv2d(ts_bench *b, const char *name, int n, double sigma)
 {
     float g[5];
     tsk_op *op = calloc(1, sizeof *op);
     if (!op) return;
-    gauss_taps(g, 5, 1.0);
+    gauss_taps(g, n, sigma);
     op->kind = TSK_CONV_2D;
-    op->u.conv2d.kw = op->u.conv2d.kh = 5;
-    for (int j = 0; j < 5; j++)
-        for (int i = 0; i < 5; i++) op->u.conv2d.k[j * 5 + i] = g[j] * g[i];
+    op->u.conv2d.kw = op->u.conv2d.kh = n;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) op->u.conv2d.k[j * n + i] = g[j] * g[i];
     op->u.conv2d.mode = TSK_CONV_LINEAR;
     op->u.conv2d.border = TS_BORDER_REPLICATE;
-    bench_family(b, "conv5x5", op, b->io.w, b->io.h);
+    bench_family(b, name, op, b->io.w, b->io.h);
     free(op);
 }
 
@@ -456,7 +457,8 @@ static void bench_all_lines(ts_bench *b)
     bench_matrix(b);
     bench_separable(b, "gauss5", 5, 1.0);
     bench_separable(b, "gauss15", 15, 2.5);
-    bench_conv2d(b);
+    bench_conv2d(b, "conv3x3", 3, 0.8);
+    bench_conv2d(b, "conv5x5", 5, 1.0);
     bench_resize(b, "resize-up", 2.0);
     bench_resize_nearest(b, "resize-up", 2.0);
     bench_resize(b, "resize-down", 0.5);
