@@ -87,8 +87,9 @@
  *   v23 v22 with four blocks an SM (64 registers a thread) for the
  *       latency v18 shows: its fragments spill, slower than v22.
  *   v24 v22 on tiles of 56 rows: 8 halo rows and a barrier for 56
- *       output rows, not for 40. 1-2% faster than v22; not the default
- *       until the GPU suite has run with it as the default.
+ *       output rows, not for 40. A little faster than v22
+ *       (docs/PERFORMANCE.md); not the default until the whole GPU suite
+ *       has passed with it as the default.
  * v1, v2, v3 and v5 are bit-identical to tsk_ref_apply.
  *
  * v3..v6 fall back to v2 when their tile does not fit in shared memory,
