@@ -205,8 +205,10 @@ static void bench_op(cpu_bench *b, const char *name, const tsk_op *op)
             return;
         }
         if (!k) one_ms = ms;
-        /* "fused": the smoothing that is within 1 of the reference, not bit for bit (tsk_cpu.h) */
-        const char *kind = tsk_cpu_sep_fused(op, CB_C, TS_U8) ? "fused" : "fast";
+        /* "fused" and "fixed point": the smoothings within 1 of the reference, not bit for bit (tsk_cpu.h) */
+        const char *kind = tsk_cpu_sep_fixed(op, CB_C, TS_U8)   ? "fixed point"
+                           : tsk_cpu_sep_fused(op, CB_C, TS_U8) ? "fused"
+                                                                : "fast";
         if (k) snprintf(variant, sizeof variant, "%s, %d threads (%.1fx one thread)", kind, threads, one_ms / ms);
         else snprintf(variant, sizeof variant, "%s, 1 thread%s", kind, tsk_cpu_has_fast(op, &o.src) ? "" : " (reference)");
         report(b, name, variant, threads, ms, (double)b->w * b->h * CB_C + (double)ow * oh * CB_C, (double)ow * oh);

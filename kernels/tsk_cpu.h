@@ -14,8 +14,10 @@
  * (centre weight 0, convolution weight 1, symmetric taps in both passes:
  * every gauss and box) on 8- or 16-bit images adds the two taps at the same
  * distance from the centre first and fuses the multiply-adds, for speed
- * (see docs/measurements/kernels.md). Its sums then round differently from
- * the reference's order, and the result is within 1 of the reference's, as
+ * (see docs/measurements/kernels.md); on 8-bit images with every tap in
+ * [0, 1) it runs both passes in 16-bit fixed point instead (cpu_conv.c
+ * derives the bound). Its sums then round differently from the
+ * reference's order, and the result is within 1 of the reference's, as
  * the GPU's fused versions are (tsk_cpu_sep_fused says when). */
 #ifndef TSK_CPU_H
 #define TSK_CPU_H
@@ -51,6 +53,10 @@ int tsk_cpu_avx512(void);
  * an image of c channels of type t (within 1 of the reference, not bit
  * for bit); 0 when its result is the reference's exactly. */
 int tsk_cpu_sep_fused(const tsk_op *op, int c, ts_type t);
+
+/* 1 when, of those, the 8-bit passes in fixed point run (cpu_conv.c): an
+ * 8-bit image, every tap in [0, 1), a constant border of a whole byte. */
+int tsk_cpu_sep_fixed(const tsk_op *op, int c, ts_type t);
 
 #ifdef __cplusplus
 }

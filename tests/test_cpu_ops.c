@@ -127,7 +127,18 @@ static int padding_intact(const ts_view *v)
 
 static const char *const KIND_NAMES[] = { "matrix", "premul", "unpremul", "orient", "sep", "2d", "sample" };
 
+/* 1 where the CPU has AVX2 and FMA, which the fused smoothing needs. */
+static int cpu_fma(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
 static int fused_cases;   /* checked within 1 rather than exactly */
+static int fixed_cases;   /* of those, the 8-bit passes in fixed point */
 
 /* op on a w x h image: a random region of the output from exactly the
  * source region it needs, fast against reference. */
@@ -157,6 +168,7 @@ static void check_case(const tsk_op *op, int w, int h, int c, ts_type t, int who
     CHECK_MSG(s2 == TS_OK, "fast: %s", err.msg);
     if (tsk_cpu_sep_fused(op, c, t)) {
         fused_cases++;
+        fixed_cases += tsk_cpu_sep_fixed(op, c, t);
         double d = timg_compare(&got, &ref, 1.0, KIND_NAMES[op->kind]);
         CHECK_MSG(d <= 1.0, "%s %s c=%d %dx%d region %d,%d %dx%d: fused smoothing differs from the reference by %g",
                   KIND_NAMES[op->kind], tref_type_names[t], c, w, h, out.x0, out.y0, out.w, out.h, d);
@@ -516,6 +528,72 @@ static void test_pool_limit(void)
     ts_pool_free(pool);
 }
 
+/* The 8-bit smoothing in fixed point (cpu_conv.c) at its edges: the
+ * narrowest and widest Gaussians and boxes the ops make, a tap just under
+ * 1, every border (the constant one at 0 and 255), on noise, on a 0/255
+ * checkerboard (the largest sums) and on flat images, which must stay flat
+ * (an image of one value blurs to that value). */
+static void test_fixed_smoothing(void)
+{
+    static const double sigmas[] = { 0.1, 0.3, 0.8, 2.0, 5.0, 10.3 };
+    enum { NSIG = sizeof sigmas / sizeof sigmas[0] };
+    int checked = 0;
+    for (int shape = 0; shape < NSIG + 3; shape++)
+        for (int b = 0; b <= TS_BORDER_CONSTANT; b++)
+            for (int pattern = 0; pattern < 4; pattern++) {
+                tsk_op op;
+                memset(&op, 0, sizeof op);
+                op.kind = TSK_CONV_SEP;
+                if (shape < NSIG) {
+                    op.u.sep.nx = op.u.sep.ny = tsk_gauss_taps(sigmas[shape], 0, op.u.sep.kx);
+                    memcpy(op.u.sep.ky, op.u.sep.kx, sizeof op.u.sep.kx);
+                } else {   /* boxes of 3 and 63 taps, and 3 taps of which the centre is just under 1 */
+                    int n = shape == NSIG + 1 ? TSK_MAX_SEP_TAPS : 3;
+                    op.u.sep.nx = op.u.sep.ny = n;
+                    for (int i = 0; i < n; i++) op.u.sep.kx[i] = op.u.sep.ky[i] = 1.0f / (float)n;
+                    if (shape == NSIG + 2) {
+                        op.u.sep.kx[1] = op.u.sep.ky[1] = 0.99998f;
+                        op.u.sep.kx[0] = op.u.sep.kx[2] = op.u.sep.ky[0] = op.u.sep.ky[2] = 0.00001f;
+                    }
+                }
+                op.u.sep.center_w = 0.0f;
+                op.u.sep.conv_w = 1.0f;
+                op.u.sep.border = (ts_border)b;
+                op.u.sep.border_value = pattern == 1 || pattern == 2 ? 255.0f : 0.0f;   /* a flat image's own value */
+                int c = 1 + (shape + pattern) % 3;   /* 1..3: no alpha */
+                if (!tsk_cpu_sep_fixed(&op, c, TS_U8)) continue;
+                int w = tref_randint(40, 160), h = tref_randint(20, 90);
+                ts_view img = timg_whole(w, h, c, TS_U8), ref = timg_whole(w, h, c, TS_U8);
+                ts_view got = timg_whole(w, h, c, TS_U8);
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++)
+                        for (int ch = 0; ch < c; ch++) {
+                            float v = pattern == 0 ? (float)(check_rand() & 255)
+                                    : pattern == 1 ? ((x + y) & 1 ? 255.0f : 0.0f)
+                                    : pattern == 2 ? 255.0f : 0.0f;
+                            timg_set(&img, x, y, ch, v);
+                        }
+                ts_err err = { 0 };
+                timg_poison(&ref);
+                timg_poison(&got);
+                CHECK(tsk_ref_apply(&op, &img, &ref, &err) == TS_OK);
+                CHECK(tsk_cpu_apply(&op, &img, &got, &err) == TS_OK);
+                double d = timg_compare(&got, &ref, 1.0, "fixed smoothing");
+                CHECK_MSG(d <= 1.0, "%d taps, border %d, pattern %d, c=%d: %g from the reference", op.u.sep.nx, b,
+                          pattern, c, d);
+                if (pattern >= 2) {
+                    double flat = timg_compare(&got, &img, 0.0, "fixed smoothing of a flat image");
+                    CHECK_MSG(flat == 0.0, "%d taps, border %d: a flat %s image is not kept (off by %g)",
+                              op.u.sep.nx, b, pattern == 2 ? "white" : "black", flat);
+                }
+                checked++;
+                timg_free(&img);
+                timg_free(&ref);
+                timg_free(&got);
+            }
+    if (cpu_fma()) CHECK_MSG(checked > 50, "only %d cases ran the fixed-point smoothing", checked);
+}
+
 /* The op tests with the AVX-512 and AVX2 versions (where the CPU has
  * them), with the AVX2 ones alone, then with neither. */
 static void test_ops(void)
@@ -524,17 +602,15 @@ static void test_ops(void)
         if (pass == 1 && !tsk_cpu_avx512()) continue;   /* the same as pass 0 */
         tsk_cpu_allow_avx512(pass == 0);
         tsk_cpu_allow_avx2(pass < 2);
-        fused_cases = 0;
+        fused_cases = fixed_cases = 0;
         for (int rep = 0; rep < 3; rep++) test_small();
         test_wide();
         test_transpose_blocks();
         test_orient_sizes();
         test_matrix_rows();
-        int fma = 0;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-        fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-        if (pass < 2 && fma) CHECK_MSG(fused_cases > 0, "no case ran the fused smoothing");
+        if (pass < 2) test_fixed_smoothing();
+        if (pass < 2 && cpu_fma()) CHECK_MSG(fused_cases > 0 && fixed_cases > 0, "%d cases ran the fused smoothing, "
+                                             "%d of them in fixed point", fused_cases, fixed_cases);
         if (pass == 2) CHECK_MSG(fused_cases == 0, "%d cases ran the fused smoothing without AVX2", fused_cases);
     }
     tsk_cpu_allow_avx2(1);

@@ -10,7 +10,8 @@
  * The inner loops run over the values of a row (x * c + ch) with one tap
  * fixed, which the compiler vectorises; per value the sum takes the taps
  * in the reference's order, so the results are the reference's, bit for
- * bit. */
+ * bit. The symmetric smoothings are the exception (tsk_cpu.h): the fused
+ * float passes, and on 8-bit images the same passes in fixed point. */
 #include "cpu_internal.h"
 
 #include <stdlib.h>
@@ -178,10 +179,11 @@ static void keep_alpha(int c, const float *centre, float *out, int w)
 
 static int has_alpha(int c) { return c == 2 || c == 4; }
 
-/* Band width in pixels: a ring of `rows` rows of it fits RING_BYTES. */
-static int band_width(int w, int rows, int c)
+/* Band width in pixels: a ring of `rows` rows of it, values of `size`
+ * bytes, fits RING_BYTES. */
+static int band_width(int w, int rows, int c, int size)
 {
-    int bw = RING_BYTES / (rows * c * (int)sizeof(float));
+    int bw = RING_BYTES / (rows * c * size);
     if (bw < 64) bw = 64;
     return bw < w ? bw : w;
 }
@@ -231,10 +233,223 @@ static void sep_band(const tsk_op *op, const band *b, ts_view *dst, sep_bufs *m)
     }
 }
 
-ts_status tsk_cpu_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+/* ------------------------------------------- 8-bit smoothing in fixed point
+ * Where the fused passes would run on an 8-bit image and every tap lies in
+ * [0, 1) (gauss and box, all but the one-tap identity), both passes run on
+ * 16-bit integers instead: 16 values to an AVX2 instruction where floats
+ * hold 8, rows of half the bytes, and no conversion to float and back.
+ *   - a tap k is q = round(k 2^16); a source value x is held as x 2^7;
+ *   - each pass sums mulhi(a + b, q) over the tap pairs (a, b at the same
+ *     distance from the centre) and mulhi(centre, q): the pair's value
+ *     times k in units of 2^-7, truncated (mulhi(u, q) = u q >> 16);
+ *   - the result rounds as (v + 64 + corr) >> 7 and saturates to a byte.
+ * The bound: each truncation loses under one unit (2^-7 of a level), one
+ * a term, (rx + 1) + (ry + 1) terms; corr adds half of that, so their sum
+ * lies within (rx + ry + 2) / 2 units, 0.25 of a level at 63 x 63 taps.
+ * A tap's rounding (2^-17 at most) moves a pass by at most 255 x taps x
+ * 2^-17, under 0.13 each at 63 taps. Under 0.51 in all: the rounded result
+ * is within 1 of the reference's, as the fused float passes are. Range:
+ * the rounded taps of a pass must sum to at most 1 + 2^-11 (gauss and
+ * box sum to 1, and the rounding adds at most 63 x 2^-17), so a row value
+ * stays under 2^15 and the sum of two under 2^16. */
+#if CPU_X86
+typedef struct fixed_taps {
+    uint16_t qx[TSK_MAX_SEP_TAPS], qy[TSK_MAX_SEP_TAPS];
+    uint16_t corr;
+    uint16_t border;          /* the constant border's value x 2^7 */
+} fixed_taps;
+
+/* q = round(k 2^16) for taps in [0, 1) whose rounded values sum to at
+ * most 2^16 + 32 (the range above), or 0 when they do not. */
+static int fixed_quantise(const float *k, int nk, uint16_t *q)
+{
+    unsigned sum = 0;
+    for (int i = 0; i < nk; i++) {
+        if (!(k[i] >= 0.0f)) return 0;
+        double v = (double)k[i] * 65536.0 + 0.5;
+        if (v >= 65536.0) return 0;
+        q[i] = (uint16_t)v;
+        sum += q[i];
+    }
+    return sum <= 65536u + 32u;
+}
+
+static int fixed_taps_of(const tsk_op *op, int c, ts_type t, fixed_taps *ft)
+{
+    float bv = op->u.sep.border_value;
+    if (t != TS_U8 || !tsk_cpu_sep_fused(op, c, t)) return 0;
+    if (op->u.sep.border == TS_BORDER_CONSTANT && !(bv >= 0.0f && bv <= 255.0f && bv == (float)(int)bv)) return 0;
+    if (!fixed_quantise(op->u.sep.kx, op->u.sep.nx, ft->qx) || !fixed_quantise(op->u.sep.ky, op->u.sep.ny, ft->qy))
+        return 0;
+    ft->corr = (uint16_t)((op->u.sep.nx / 2 + op->u.sep.ny / 2 + 2) / 2);
+    ft->border = op->u.sep.border == TS_BORDER_CONSTANT ? (uint16_t)((int)bv << 7) : 0;
+    return 1;
+}
+
+/* o[i] = p[i] 2^7 for i < n. */
+static CPU_HOT void fixed_load_row(const unsigned char *restrict p, uint16_t *restrict o, size_t n)
+{
+    for (size_t i = 0; i < n; i++) o[i] = (uint16_t)(p[i] << 7);
+}
+
+/* Extended row of image row gy as extend_row makes it, the values x 2^7. */
+static void extend_row_fixed(const band *b, int gy, uint16_t border, uint16_t *ext)
+{
+    const ts_view *s = b->src;
+    int c = b->c, by = ts_border_map(gy, s->full_h, (int)b->border);
+    if (by < 0) {
+        for (size_t i = 0; i < (size_t)b->n_ext * c; i++) ext[i] = border;
+        return;
+    }
+    int lo = b->gx0 < 0 ? -b->gx0 : 0;
+    int hi = s->full_w - b->gx0 < b->n_ext ? s->full_w - b->gx0 : b->n_ext;
+    if (hi > lo) fixed_load_row(cpu_px(s, b->gx0 + lo - s->x0, by - s->y0), ext + (size_t)lo * c, (size_t)(hi - lo) * c);
+    for (int k = 0; k < b->n_ext; k++) {
+        if (k == lo && hi > lo) k = hi;
+        if (k >= b->n_ext) break;
+        int bx = ts_border_map(b->gx0 + k, s->full_w, (int)b->border);
+        for (int ch = 0; ch < c; ch++)
+            ext[(size_t)k * c + ch] = bx < 0 ? border : (uint16_t)((int)ref_load(s, bx - s->x0, by - s->y0, ch) << 7);
+    }
+}
+
+static inline uint16_t fixed_mulhi(unsigned u, unsigned q) { return (uint16_t)((u * q) >> 16); }
+
+/* out[j] = mulhi(at[r][j], q[r]) + sum_{i<r} mulhi(at[i][j] + at[nk-1-i][j], q[i]),
+ * r = nk / 2, in 16-bit integers: at[i] is the row pass's input shifted by
+ * i pixels, or the column pass's i-th ring row. */
+static CPU_AVX2 void fixed_pass(const uint16_t *q, int nk, const uint16_t *const *at, uint16_t *restrict out, int n)
+{
+    int r = nk / 2, j = 0;
+    for (; j + 32 <= n; j += 32) {
+        const __m256i qc = _mm256_set1_epi16((short)q[r]);
+        __m256i a0 = _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)(at[r] + j)), qc);
+        __m256i a1 = _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)(at[r] + j + 16)), qc);
+        for (int i = 0; i < r; i++) {
+            const uint16_t *lo = at[i] + j, *hi = at[nk - 1 - i] + j;
+            const __m256i qi = _mm256_set1_epi16((short)q[i]);
+            __m256i s0 = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)lo), _mm256_loadu_si256((const __m256i *)hi));
+            __m256i s1 = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(lo + 16)),
+                                          _mm256_loadu_si256((const __m256i *)(hi + 16)));
+            a0 = _mm256_add_epi16(a0, _mm256_mulhi_epu16(s0, qi));
+            a1 = _mm256_add_epi16(a1, _mm256_mulhi_epu16(s1, qi));
+        }
+        _mm256_storeu_si256((__m256i *)(out + j), a0);
+        _mm256_storeu_si256((__m256i *)(out + j + 16), a1);
+    }
+    for (; j < n; j++) {
+        unsigned a = fixed_mulhi(at[r][j], q[r]);
+        for (int i = 0; i < r; i++) a += fixed_mulhi((unsigned)at[i][j] + at[nk - 1 - i][j], q[i]);
+        out[j] = (uint16_t)a;
+    }
+}
+
+/* fixed_pass with AVX-512: 32 values an instruction, 64 a step. */
+static CPU_AVX512 void fixed_pass_512(const uint16_t *q, int nk, const uint16_t *const *at, uint16_t *restrict out,
+                                      int n)
+{
+    int r = nk / 2, j = 0;
+    for (; j + 64 <= n; j += 64) {
+        const __m512i qc = _mm512_set1_epi16((short)q[r]);
+        __m512i a0 = _mm512_mulhi_epu16(_mm512_loadu_si512(at[r] + j), qc);
+        __m512i a1 = _mm512_mulhi_epu16(_mm512_loadu_si512(at[r] + j + 32), qc);
+        for (int i = 0; i < r; i++) {
+            const uint16_t *lo = at[i] + j, *hi = at[nk - 1 - i] + j;
+            const __m512i qi = _mm512_set1_epi16((short)q[i]);
+            __m512i s0 = _mm512_add_epi16(_mm512_loadu_si512(lo), _mm512_loadu_si512(hi));
+            __m512i s1 = _mm512_add_epi16(_mm512_loadu_si512(lo + 32), _mm512_loadu_si512(hi + 32));
+            a0 = _mm512_add_epi16(a0, _mm512_mulhi_epu16(s0, qi));
+            a1 = _mm512_add_epi16(a1, _mm512_mulhi_epu16(s1, qi));
+        }
+        _mm512_storeu_si512(out + j, a0);
+        _mm512_storeu_si512(out + j + 32, a1);
+    }
+    if (j < n) {
+        const uint16_t *rest[TSK_MAX_SEP_TAPS];
+        for (int i = 0; i < nk; i++) rest[i] = at[i] + j;
+        fixed_pass(q, nk, rest, out + j, n - j);
+    }
+}
+
+/* Bytes (v + 64 + corr) >> 7, saturated. */
+static CPU_AVX2 void fixed_store_u8(const uint16_t *v, uint16_t corr, unsigned char *p, int n)
+{
+    const __m256i add = _mm256_set1_epi16((short)(64 + corr));
+    int j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256i a = _mm256_srli_epi16(_mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(v + j)), add), 7);
+        __m256i b = _mm256_srli_epi16(_mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(v + j + 16)), add), 7);
+        /* packus works within 128-bit lanes: the permute puts the quarters in order */
+        _mm256_storeu_si256((__m256i *)(p + j), _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8));
+    }
+    for (; j < n; j++) {
+        unsigned x = ((unsigned)v[j] + 64 + corr) >> 7;
+        p[j] = (unsigned char)(x > 255 ? 255 : x);
+    }
+}
+
+typedef struct fixed_bufs { uint16_t *ext, *ring, *t; uint16_t *rows[TSK_MAX_SEP_TAPS]; } fixed_bufs;
+
+static void sep_band_fixed(const tsk_op *op, const fixed_taps *ft, const band *b, ts_view *dst, fixed_bufs *m)
+{
+    void (*pass)(const uint16_t *, int, const uint16_t *const *, uint16_t *, int) =
+        cpu_has_avx512() ? fixed_pass_512 : fixed_pass;
+    int c = b->c, nx = op->u.sep.nx, ny = op->u.sep.ny, ry = (ny - 1) / 2, n = b->bw * c;
+    const uint16_t *at[TSK_MAX_SEP_TAPS];
+    for (int i = 0; i < nx; i++) at[i] = m->ext + (size_t)i * c;
+    /* the k-th source row (image row dst->y0 - ry + k) goes to ring slot k % ny */
+    for (int k = 0; k < dst->h + ny - 1; k++) {
+        extend_row_fixed(b, dst->y0 - ry + k, ft->border, m->ext);
+        pass(ft->qx, nx, at, m->ring + (size_t)(k % ny) * n, n);
+        int ly = k - (ny - 1);  /* the output row that now has all its rows */
+        if (ly < 0) continue;
+        for (int j = 0; j < ny; j++) m->rows[j] = m->ring + (size_t)((ly + j) % ny) * n;
+        pass(ft->qy, ny, (const uint16_t *const *)m->rows, m->t, n);
+        fixed_store_u8(m->t, ft->corr, cpu_px(dst, b->bx, ly), n);
+    }
+}
+
+static ts_status conv_sep_fixed(const tsk_op *op, const fixed_taps *ft, const ts_view *src, ts_view *dst, ts_err *err)
 {
     int c = dst->c, nx = op->u.sep.nx, ny = op->u.sep.ny;
-    int bw = band_width(dst->w, ny, c);
+    int bw = band_width(dst->w, ny, c, (int)sizeof(uint16_t));
+    size_t n = (size_t)bw * c, n_ext = (size_t)(bw + nx - 1) * c;
+    fixed_bufs m;
+    uint16_t *mem = malloc(sizeof(uint16_t) * (n_ext + n * (size_t)ny + n));
+    if (!mem) return ts_err_set(err, TS_E_NOMEM, "separable convolution: no memory for a band of %d pixels", bw);
+    m.ext = mem;
+    m.ring = m.ext + n_ext;
+    m.t = m.ring + n * (size_t)ny;
+    for (int bx = 0; bx < dst->w; bx += bw) {
+        band b = { src, c, bx, bw < dst->w - bx ? bw : dst->w - bx, 0, 0, op->u.sep.border, op->u.sep.border_value };
+        b.gx0 = dst->x0 + bx - (nx - 1) / 2;
+        b.n_ext = b.bw + nx - 1;
+        sep_band_fixed(op, ft, &b, dst, &m);
+    }
+    free(mem);
+    return TS_OK;
+}
+#endif
+
+int tsk_cpu_sep_fixed(const tsk_op *op, int c, ts_type t)
+{
+#if CPU_X86
+    fixed_taps ft;
+    return fixed_taps_of(op, c, t, &ft);
+#else
+    (void)op; (void)c; (void)t;
+    return 0;
+#endif
+}
+
+ts_status tsk_cpu_conv_sep(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
+{
+#if CPU_X86
+    fixed_taps ft;
+    if (fixed_taps_of(op, dst->c, dst->type, &ft)) return conv_sep_fixed(op, &ft, src, dst, err);
+#endif
+    int c = dst->c, nx = op->u.sep.nx, ny = op->u.sep.ny;
+    int bw = band_width(dst->w, ny, c, (int)sizeof(float));
     size_t n = (size_t)bw * c, n_ext = (size_t)(bw + nx - 1) * c;
     sep_bufs m;
     float *mem = malloc(sizeof(float) * (n_ext + n * (size_t)ny + 3 * n));
@@ -331,7 +546,7 @@ static void conv2d_band(const tsk_op *op, const band *b, ts_view *dst, c2d_bufs 
 ts_status tsk_cpu_conv2d(const tsk_op *op, const ts_view *src, ts_view *dst, ts_err *err)
 {
     int c = dst->c, kw = op->u.conv2d.kw, kh = op->u.conv2d.kh, all = dst->type == TS_F32;
-    int bw = band_width(dst->w, kh, c);
+    int bw = band_width(dst->w, kh, c, (int)sizeof(float));
     size_t n = (size_t)bw * c, n_ext = (size_t)(bw + kw - 1) * c;
     c2d_bufs *m = malloc(sizeof *m);
     float *mem = malloc(sizeof(float) * (n_ext * (size_t)kh + 3 * n));
