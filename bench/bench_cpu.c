@@ -278,6 +278,12 @@ static void bench_lines(cpu_bench *b)
     op->u.sample.interp = TSK_BILINEAR;
     op->u.sample.border = TS_BORDER_REPLICATE;
     bench_op(b, "resize-down", op);
+    /* the thumbnail job: area to an eighth of each side, as resize=w=... shrinks */
+    op->u.sample.inv[0] = op->u.sample.inv[4] = 8.0f;
+    op->u.sample.out_w = b->w / 8;
+    op->u.sample.out_h = b->h / 8;
+    op->u.sample.interp = TSK_AREA;
+    bench_op(b, "resize-area", op);
     free(op);
 }
 

@@ -21,6 +21,19 @@ ts_status tsk_ref_check(const tsk_op *op, const ts_view *src, const ts_view *dst
  * MATRIX's maths, and ORIENT's when it carries a matrix. */
 void tsk_ref_matrix_pixel(const float *m, int c, float maxv, const float *in, float *out);
 
+/* The taps of one axis of a filtered sample (AREA, BICUBIC): pixels i0 ..
+ * i0 + n - 1 with their weights and the weights' sum (ref_sample.c). */
+enum { REF_AXIS_TAPS_MAX = 4 * (int)TSK_MAX_FOOTPRINT };
+typedef struct ref_axis_taps {
+    int i0, n;
+    float w[REF_AXIS_TAPS_MAX];
+    float sum;
+} ref_axis_taps;
+
+/* tsk.h's rule for the taps of sample coordinate s along an axis of
+ * footprint k, the weights summed in order. */
+void ref_axis_weights(tsk_interp interp, float k, float s, ref_axis_taps *t);
+
 /* The largest channel value of a type, as the numeric rule uses it. */
 static inline float ref_type_max(ts_type t)
 {

@@ -94,15 +94,18 @@ static tsk_op random_op(tsk_kind kind, int c, ts_type t, ts_border b)
         break;
     case TSK_SAMPLE: {
         /* half of them axis-aligned (zeros of either sign off the diagonal),
-         * which the fast version computes per column and per row */
-        int aligned = tref_randint(0, 1);
-        float a = tref_randf(0.3f, 2.5f), r = aligned ? (tref_randint(0, 1) ? 0.0f : -0.0f) : tref_randf(-0.5f, 0.5f);
+         * which the fast version computes per column and per row; every
+         * interpolation, a quarter of them shrinking 2.5x to 9x (the area
+         * and bicubic footprints widen with it) */
+        int aligned = tref_randint(0, 1), wide = tref_randint(0, 3) == 0;
+        float a = wide ? tref_randf(2.5f, 9.0f) : tref_randf(0.3f, 2.5f);
+        float r = aligned ? (tref_randint(0, 1) ? 0.0f : -0.0f) : tref_randf(-0.5f, 0.5f);
         op.u.sample.inv[0] = a; op.u.sample.inv[1] = r; op.u.sample.inv[2] = tref_randf(-4, 4);
-        op.u.sample.inv[3] = -r; op.u.sample.inv[4] = aligned ? tref_randf(0.3f, 2.5f) : a;
+        op.u.sample.inv[3] = -r; op.u.sample.inv[4] = aligned ? (wide ? tref_randf(2.5f, 9.0f) : tref_randf(0.3f, 2.5f)) : a;
         op.u.sample.inv[5] = tref_randf(-4, 4);
         op.u.sample.out_w = tref_randint(1, 50);
         op.u.sample.out_h = tref_randint(1, 40);
-        op.u.sample.interp = (tsk_interp)tref_randint(0, 1);
+        op.u.sample.interp = (tsk_interp)tref_randint(0, TSK_INTERP_COUNT - 1);
         op.u.sample.border = b;
         op.u.sample.border_value = border_value(t);
         break;

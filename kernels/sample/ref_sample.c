@@ -45,15 +45,6 @@ static void bilinear(const tsk_op *op, ref_reader *rd, float sx, float sy, float
 
 /* ------------------------------------------------------------ filtered */
 
-enum { AXIS_TAPS_MAX = 4 * (int)TSK_MAX_FOOTPRINT };
-
-/* The taps of one axis: i0 .. i0 + n - 1 with their weights and sum. */
-typedef struct axis_taps {
-    int i0, n;
-    float w[AXIS_TAPS_MAX];
-    float sum;
-} axis_taps;
-
 /* How much of pixel [d - 0.5, d + 0.5) (relative to the sample point)
  * lies inside the output pixel's box [-h, h). */
 static float area_weight(float d, float h)
@@ -69,8 +60,7 @@ static float cubic_weight(float t)
     return 0.0f;
 }
 
-/* tsk.h's rule for the taps of sample coordinate s, footprint k. */
-static void axis_weights(tsk_interp interp, float k, float s, axis_taps *t)
+void ref_axis_weights(tsk_interp interp, float k, float s, ref_axis_taps *t)
 {
     float p = s - 0.5f, r = tsk_sample_radius(interp, k);
     t->n = tsk_sample_taps(interp, k);
@@ -86,7 +76,7 @@ static void axis_weights(tsk_interp interp, float k, float s, axis_taps *t)
 
 /* Rows first: each row's taps summed with x weights, then the rows with y
  * weights, then one division by the weights' product (tsk.h). */
-static void filtered(const tsk_op *op, ref_reader *rd, const axis_taps *tx, const axis_taps *ty, float *out)
+static void filtered(const tsk_op *op, ref_reader *rd, const ref_axis_taps *tx, const ref_axis_taps *ty, float *out)
 {
     ts_border b = op->u.sample.border;
     float bv = op->u.sample.border_value, acc[4] = { 0, 0, 0, 0 }, p[4];
@@ -108,7 +98,7 @@ ts_status tsk_ref_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_
     ref_reader rd = ref_reader_of(src);
     tsk_interp interp = op->u.sample.interp;
     float out[4], kx, ky;
-    axis_taps *tx = malloc(2 * sizeof *tx), *ty = tx + 1;
+    ref_axis_taps *tx = malloc(2 * sizeof *tx), *ty = tx + 1;
     if (!tx) return ts_err_set(err, TS_E_NOMEM, "reference sample: out of memory");
     tsk_sample_footprint(op, &kx, &ky);
     for (int ly = 0; ly < dst->h; ly++)
@@ -120,8 +110,8 @@ ts_status tsk_ref_sample(const tsk_op *op, const ts_view *src, ts_view *dst, ts_
             } else if (interp == TSK_BILINEAR) {
                 bilinear(op, &rd, sx, sy, out);
             } else {
-                axis_weights(interp, kx, sx, tx);
-                axis_weights(interp, ky, sy, ty);
+                ref_axis_weights(interp, kx, sx, tx);
+                ref_axis_weights(interp, ky, sy, ty);
                 filtered(op, &rd, tx, ty, out);
             }
             for (int ch = 0; ch < dst->c; ch++) ref_store(dst, lx, ly, ch, out[ch]);
