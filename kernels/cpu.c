@@ -111,14 +111,6 @@ static int holds(const ts_view *v, ts_rect r)
     return r.x0 >= v->x0 && r.y0 >= v->y0 && r.x0 + r.w <= v->x0 + v->w && r.y0 + r.h <= v->y0 + v->h;
 }
 
-/* What cpu_sample.c knows: nearest and bilinear on any map, area and
- * bicubic on axis-aligned ones. */
-int tsk_cpu_sample_has_fast(const tsk_op *op)
-{
-    return op->u.sample.interp == TSK_NEAREST || op->u.sample.interp == TSK_BILINEAR ||
-           (op->u.sample.inv[1] == 0.0f && op->u.sample.inv[3] == 0.0f);
-}
-
 int tsk_cpu_has_fast(const tsk_op *op, const ts_view *src)
 {
     const tsk_kind_info *k = tsk_kind_info_of(op->kind);

@@ -91,6 +91,13 @@ static int axis_aligned(const tsk_op *op)
     return op->u.sample.inv[1] == 0.0f && op->u.sample.inv[3] == 0.0f;
 }
 
+/* What this file knows: nearest and bilinear on any map, area and bicubic
+ * on axis-aligned ones (the rest runs the reference). */
+int tsk_cpu_sample_has_fast(const tsk_op *op)
+{
+    return op->u.sample.interp == TSK_NEAREST || op->u.sample.interp == TSK_BILINEAR || axis_aligned(op);
+}
+
 /* Row gy of an axis-aligned map: xs[lx] for the columns, y for the row. */
 #define SCALED_ROW(NAME, T)                                                                                 \
     static void NAME(const tsk_op *op, ref_reader *rd, const axis_pos *xs, axis_pos y, int w, float *out)  \
@@ -235,7 +242,7 @@ static ts_status sample_filtered(const tsk_op *op, const ts_view *src, ts_view *
     }
     /* the reference's sample point (ref_sample.c), per column and per row:
      * inv[1] and inv[3] are zeros, so a column's sx is the same on every row */
-    float cy0 = (float)dst->y0 + 0.5f, cx0 = (float)dst->x0 + 0.5f;
+    float cy0 = (float)dst->y0 + 0.5f, cx0 = (float)dst->x0 + 0.5f, bv = op->u.sample.border_value;
     for (int lx = 0; lx < dst->w; lx++) {
         float cx = (float)(dst->x0 + lx) + 0.5f;
         ref_axis_weights(interp, kx, ts_coord_clamp(inv[0] * cx + inv[1] * cy0 + inv[2]), t);
@@ -249,7 +256,6 @@ static ts_status sample_filtered(const tsk_op *op, const ts_view *src, ts_view *
         float cy = (float)(dst->y0 + ly) + 0.5f;
         ref_axis_weights(interp, ky, ts_coord_clamp(inv[3] * cx0 + inv[4] * cy + inv[5]), t);
         for (int j = 0; j < t->n; j++) ys[j] = ts_border_map(t->i0 + j, src->full_h, (int)b);
-        float bv = op->u.sample.border_value;
         if (dst->type == TS_U8) filtered_row_u8(src, &fc, ys, t, bv, dst->w, row);
         else if (dst->type == TS_U16) filtered_row_u16(src, &fc, ys, t, bv, dst->w, row);
         else filtered_row_f32(src, &fc, ys, t, bv, dst->w, row);
